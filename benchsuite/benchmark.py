@@ -1,0 +1,180 @@
+"""The benchmark interface: one class for synthetic, tabular, surrogate and live objectives.
+
+Lower loss is better everywhere. ``evaluate`` gets a per-evaluation integer seed that the
+runner derives from the run seed's benchmark stream (which table replicate, which data
+subset), so a benchmark never touches global random state.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import InvalidConfigError
+from .settings import Setting, resolve_settings
+from .space import SearchSpace
+
+BENCHMARK_KINDS = ("synthetic", "tabular", "surrogate", "live")
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """An optional axis along which evaluations get cheaper and less faithful.
+
+    ``values`` restricts the axis to a finite set (a table's subset fractions); otherwise
+    any value in ``[low, high]`` is allowed. ``full`` is the value that counts as the real
+    objective (s = 1 for a training-subset fraction).
+    """
+
+    name: str
+    low: float
+    high: float
+    log: bool = False
+    full: float | None = None
+    values: tuple[float, ...] | None = None
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high or (self.log and self.low <= 0):
+            raise ValueError(f"fidelity {self.name!r}: bad range [{self.low}, {self.high}] (log={self.log})")
+        if self.full is None:
+            object.__setattr__(self, "full", self.high)
+        if self.values is not None:
+            object.__setattr__(self, "values", tuple(sorted(float(v) for v in self.values)))
+
+    def validate(self, value: Any) -> float:
+        """Return ``value`` as a float, snapped to ``values`` if within 1e-9, or raise."""
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise InvalidConfigError(f"fidelity {self.name!r}: {value!r} is not a number") from None
+        if self.values is not None:
+            for w in self.values:
+                if math.isclose(v, w, rel_tol=1e-9, abs_tol=1e-12):
+                    return w
+            raise InvalidConfigError(
+                f"fidelity {self.name!r}: {value!r} is not one of the allowed values {list(self.values)}"
+            )
+        if not (self.low <= v <= self.high):
+            raise InvalidConfigError(f"fidelity {self.name!r}: {value!r} is outside [{self.low:g}, {self.high:g}]")
+        return v
+
+    def to_unit(self, value: float | np.ndarray) -> float | np.ndarray:
+        """Map to [0, 1] (log-scaled when ``log``), as Fabolas scales s."""
+        v = np.asarray(value, dtype=float)
+        if self.log:
+            u = (np.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
+        else:
+            u = (v - self.low) / (self.high - self.low)
+        return u if u.ndim else float(u)
+
+    def from_unit(self, u: float | np.ndarray) -> float | np.ndarray:
+        """Inverse of :meth:`to_unit` (clipped to the range; not snapped to ``values``)."""
+        uu = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+        if self.log:
+            v = np.exp(math.log(self.low) + uu * (math.log(self.high) - math.log(self.low)))
+        else:
+            v = self.low + uu * (self.high - self.low)
+        v = np.clip(v, self.low, self.high)
+        return v if v.ndim else float(v)
+
+    def snap(self, value: float) -> float:
+        """Nearest allowed value (in the axis's own scale)."""
+        if self.values is None:
+            return float(np.clip(value, self.low, self.high))
+        vals = np.array(self.values)
+        dist = np.abs(np.log(vals) - math.log(value)) if self.log else np.abs(vals - value)
+        return float(vals[int(np.argmin(dist))])
+
+    def describe(self) -> str:
+        """One line for ``benchsuite describe``."""
+        rng = f"values {list(self.values)}" if self.values else f"range [{self.low:g}, {self.high:g}]"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.name}: {rng}{' (log scale)' if self.log else ''}, full = {self.full:g}{unit}"
+
+
+@dataclass(frozen=True)
+class Result:
+    """Outcome of one evaluation: loss (lower is better), cost in seconds and extra info."""
+
+    loss: float
+    cost_s: float
+    info: Mapping[str, Any] = field(default_factory=dict)
+    failed: bool = False
+
+    @classmethod
+    def failure(cls, cost_s: float, reason: str) -> Result:
+        """A failed evaluation (diverged, crashed); the loss is NaN."""
+        return cls(loss=math.nan, cost_s=cost_s, info={"error": reason}, failed=True)
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What a benchmark needs to run: data files (manifest names) and whether a GPU helps."""
+
+    data: tuple[str, ...] = ()
+    gpu: str = "no"  # "no", "optional" (used when present) or "required"
+
+
+class Benchmark(ABC):
+    """Base class of every benchmark; subclasses set the class attributes and ``evaluate``.
+
+    Subclasses declare ``settings`` (problem instance, lambda, data directory...) which are
+    resolved by the constructor into ``self.settings`` before :meth:`setup` runs.
+    """
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    kind: ClassVar[str] = "synthetic"
+    settings_spec: ClassVar[dict[str, Setting]] = {}
+    requirements: ClassVar[Requirements] = Requirements()
+
+    space: SearchSpace
+    fidelity: Fidelity | None = None
+    optimum: float | None = None  # best achievable loss (at full fidelity), when known
+
+    def __init__(self, **settings: Any):
+        self.settings = resolve_settings(f"benchmark {self.name!r}", self.settings_spec, settings)
+        self.setup()
+
+    def setup(self) -> None:
+        """Build the space, load data; called once by the constructor after settings resolve."""
+
+    @abstractmethod
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        """Evaluate a (valid) configuration at a fidelity (``None`` means full)."""
+
+    def test_loss(self, config: Any) -> float:
+        """Offline loss of an incumbent (held-out test data, or the noiseless value)."""
+        return self.evaluate(config, None, seed=0).loss
+
+    def check(self, config: Any, fidelity: float | None) -> tuple[Any, float | None]:
+        """Validate a configuration and a fidelity; returns their canonical forms."""
+        config = self.space.validate(config)
+        if fidelity is None:
+            return config, None
+        if self.fidelity is None:
+            raise InvalidConfigError(f"benchmark {self.name!r} has no fidelity; got fidelity={fidelity!r}")
+        return config, self.fidelity.validate(fidelity)
+
+    def provenance(self) -> dict[str, Any]:
+        """Facts to store with results (for example a table's sha256)."""
+        return {}
+
+    def describe(self) -> str:
+        """Human-readable description for ``benchsuite describe``."""
+        lines = [f"{self.name} ({self.kind}): {self.description}", "space: " + self.space.describe()]
+        lines.append("fidelity: " + (self.fidelity.describe() if self.fidelity else "none"))
+        lines.append(f"known optimum (loss): {self.optimum if self.optimum is not None else 'unknown'}")
+        req = self.requirements
+        lines.append(f"needs: data {list(req.data) or 'none'}, GPU {req.gpu}")
+        if self.settings_spec:
+            lines.append("settings:")
+            for k, s in self.settings_spec.items():
+                lines.append(f"  {k} = {self.settings[k]!r}  {s.help}")
+        return "\n".join(lines)
+

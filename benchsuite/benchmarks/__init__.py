@@ -1,0 +1,1 @@
+"""Built-in benchmarks; every module here is scanned by the registry."""

@@ -1,0 +1,139 @@
+"""The ``benchsuite`` command line: run, list, describe.
+
+Errors a user can cause print one line and exit with status 2; no traceback, and no
+partial result file (results are written atomically once a run completes).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .errors import BenchsuiteError
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="benchsuite",
+        description="Reproducible benchmarks for Bayesian optimisation and NAS.",
+        epilog="Examples:\n  benchsuite list\n  benchsuite describe branin\n"
+               "  benchsuite run --benchmark branin --optimizer random_search --seed 0 --budget-evals 50 --out r.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run one optimizer on one benchmark and write a result file",
+                       description="Run one optimizer on one benchmark with a seed and a budget; "
+                                   "writes one CSV result file (first line: JSON provenance).")
+    r.add_argument("--benchmark", "-b", required=True, help="benchmark name (see `benchsuite list`)")
+    r.add_argument("--optimizer", "-o", required=True, help="optimizer name (see `benchsuite list`)")
+    r.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    r.add_argument("--budget-evals", type=int, metavar="N", help="stop starting trials after N evaluations")
+    r.add_argument("--budget-seconds", type=float, metavar="T", help="stop starting trials at simulated time T")
+    r.add_argument("--workers", type=int, default=1, help="asynchronous parallel workers (default 1)")
+    r.add_argument("--out", required=True, help="result file to write (CSV)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
+                   help="optimizer setting (repeatable); see `benchsuite describe OPTIMIZER`")
+    r.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
+                   help="benchmark setting (repeatable); see `benchsuite describe BENCHMARK`")
+    r.add_argument("--meta", action="append", metavar="KEY=VALUE",
+                   help="extra provenance to record (the workflow records the protocol)")
+    r.add_argument("--no-overhead", action="store_true",
+                   help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
+    r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    sub.add_parser("list", help="list benchmarks and optimizers (built-in and plugins)")
+    d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings")
+    d.add_argument("name")
+    return p
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from . import registry
+    from .results import check_writable, write_result
+    from .runner import check_budget, run
+    from .settings import parse_assignments
+
+    out = check_writable(args.out)
+    check_budget(args.budget_evals, args.budget_seconds)
+    opt_cls = registry.get_optimizer(args.optimizer)
+    bench = registry.make_benchmark(args.benchmark, parse_assignments(args.benchmark_settings))
+    opt_settings = parse_assignments(args.settings)
+    meta = parse_assignments(args.meta)
+
+    bar = None
+    progress = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        total = args.budget_evals
+        bar = tqdm(total=total, desc=f"{args.optimizer} on {args.benchmark}", unit="trial", file=sys.stderr,
+                   dynamic_ncols=True, mininterval=0.5)
+
+        def progress(n: int, clock: float) -> None:
+            bar.update(n - bar.n)
+            bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
+    try:
+        output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
+                     budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
+                     include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None)
+    finally:
+        if bar is not None:
+            bar.close()
+    write_result(out, output.rows, output.provenance)
+    best = min((r["incumbent_test_loss"] for r in output.rows if r["incumbent_test_loss"] is not None), default=None)
+    if not args.quiet:
+        print(f"wrote {out} ({len(output.rows)} trials; final incumbent test loss {best})", file=sys.stderr)
+    return 0
+
+
+def _cmd_list() -> int:
+    from . import registry
+
+    for title, table in (("benchmarks", registry.benchmarks()), ("optimizers", registry.optimizers())):
+        print(f"{title}:")
+        width = max((len(n) for n in table), default=0)
+        for name, entry in table.items():
+            src = "" if entry.source == "builtin" else f"  [{entry.source}]"
+            print(f"  {name:<{width}}  {entry.description}{src}")
+    return 0
+
+
+def _cmd_describe(name: str) -> int:
+    from . import registry
+    from .errors import UnknownNameError
+
+    if name in registry.benchmarks():
+        print(registry.make_benchmark(name).describe())
+    elif name in registry.optimizers():
+        print(registry.get_optimizer(name).describe())
+    else:
+        raise UnknownNameError(f"no benchmark or optimizer named {name!r} (see `benchsuite list`)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``benchsuite`` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "list":
+            return _cmd_list()
+        if args.command == "describe":
+            return _cmd_describe(args.name)
+        parser.print_help()
+        return EXIT_USAGE
+    except BenchsuiteError as exc:
+        print(f"benchsuite: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("benchsuite: interrupted; no result file was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Exception types a user can cause; the CLI turns each into a one-line message.
+
+One class per kind of mistake, all deriving from :class:`BenchsuiteError`, so callers can
+catch the whole family and tests can assert the precise kind.
+"""
+from __future__ import annotations
+
+
+class BenchsuiteError(Exception):
+    """Base of every error a user can cause (bad name, bad value, missing data)."""
+
+
+class UnknownNameError(BenchsuiteError, KeyError):
+    """A benchmark, optimizer, protocol or setting name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class InvalidConfigError(BenchsuiteError, ValueError):
+    """A configuration or fidelity value outside its variable's domain."""
+
+
+class InvalidSettingError(BenchsuiteError, ValueError):
+    """A plugin or benchmark setting that is unknown or has a bad value."""
+
+
+class BudgetError(BenchsuiteError, ValueError):
+    """A budget that is missing, zero or negative."""
+
+
+class UnsupportedError(BenchsuiteError):
+    """An optimizer paired with a benchmark it does not support."""
+
+
+class DataError(BenchsuiteError):
+    """A data file that is missing, unreadable or has the wrong checksum."""
+
+
+class ProtocolError(BenchsuiteError, ValueError):
+    """An invalid experiment protocol file."""
+
+
+class OutputError(BenchsuiteError):
+    """A result path that cannot be written."""
+
+
+class PluginError(BenchsuiteError):
+    """A plugin that broke its contract (for example, asked for an invalid configuration)."""
+
+
+class TrialFailure(Exception):
+    """Raised by a benchmark when one evaluation fails (diverged training, out of memory).
+
+    The runner records a failed trial and goes on; it is not a user error.
+    """

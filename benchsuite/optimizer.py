@@ -1,0 +1,139 @@
+"""The optimizer plugin interface.
+
+A plugin is a subclass of :class:`Optimizer` with a ``name``, a one-line ``description``,
+the :class:`Capabilities` it supports and its declared ``settings_spec``. The runner
+constructs it with the space, the fidelity (or ``None``), a numpy Generator and the
+settings, then loops ``ask`` / ``tell``; ``recommend`` gives the incumbent after each tell.
+
+With several asynchronous workers, ``ask`` receives the trials still running so the
+plugin can hallucinate them (fantasies, posterior-mean imputation) or avoid duplicates.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .benchmark import Fidelity, Result
+from .errors import UnsupportedError
+from .settings import Setting, resolve_settings
+from .space import SearchSpace
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a plugin supports: space kinds, a fidelity axis, parallel workers."""
+
+    spaces: frozenset[str] = frozenset({"continuous", "discrete", "mixed"})
+    fidelity: str = "ignores"  # "ignores" (always full), "uses" (may ask lower), "requires"
+    parallel: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spaces", frozenset(self.spaces))
+        if self.fidelity not in ("ignores", "uses", "requires"):
+            raise ValueError(f"fidelity support must be ignores/uses/requires, got {self.fidelity!r}")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """What ``ask`` returns: a configuration and the fidelity to evaluate it at."""
+
+    config: Any
+    fidelity: float | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Trial:
+    """One evaluation in flight or finished; ``result`` is ``None`` while it runs."""
+
+    id: int
+    config: Any
+    fidelity: float | None
+    worker: int = 0
+    result: Result | None = None
+
+
+class Optimizer(ABC):
+    """Base class of every optimizer plugin."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    supports: ClassVar[Capabilities] = Capabilities()
+    settings_spec: ClassVar[dict[str, Setting]] = {}
+
+    def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
+                 rng: np.random.Generator | int | None = None, **settings: Any):
+        self.space = space
+        self.fidelity = fidelity
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self.settings = resolve_settings(f"optimizer {self.name!r}", self.settings_spec, settings)
+        self.history: list[Trial] = []
+        self.setup()
+
+    def setup(self) -> None:
+        """Plugin-specific initialisation, after settings are resolved."""
+
+    @abstractmethod
+    def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        """Propose the next configuration (and fidelity); ``pending`` are running trials."""
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        """Record a finished trial. Subclasses that override it should call ``super().tell``."""
+        trial.result = result
+        self.history.append(trial)
+
+    def recommend(self) -> Any | None:
+        """The incumbent: the evaluated configuration with the lowest loss at full fidelity.
+
+        Falls back to the best at any fidelity when nothing has run at full fidelity yet;
+        ``None`` before the first successful trial. Fabolas overrides this with a model.
+        """
+        done = [t for t in self.history if t.result is not None and not t.result.failed]
+        if not done:
+            return None
+        full = self.fidelity.full if self.fidelity else None
+        at_full = [t for t in done if t.fidelity is None or full is None or math.isclose(t.fidelity, full)]
+        pool = at_full or done
+        return min(pool, key=lambda t: t.result.loss).config
+
+    # -- helpers for subclasses -----------------------------------------------------------
+    def full_fidelity(self) -> float | None:
+        """The fidelity to ask for when a plugin does not use the axis."""
+        return self.fidelity.full if self.fidelity is not None else None
+
+    def observations(self) -> tuple[list[Any], np.ndarray, list[float | None]]:
+        """Successful trials as (configs, losses, fidelities)."""
+        done = [t for t in self.history if t.result is not None and not t.result.failed]
+        return [t.config for t in done], np.array([t.result.loss for t in done]), [t.fidelity for t in done]
+
+    @classmethod
+    def check_supports(cls, space: SearchSpace, fidelity: Fidelity | None, workers: int) -> None:
+        """Raise :class:`UnsupportedError` when this plugin cannot run on the pairing."""
+        caps = cls.supports
+        if space.kind not in caps.spaces:
+            raise UnsupportedError(
+                f"optimizer {cls.name!r} supports {sorted(caps.spaces)} spaces, but this benchmark's space is "
+                f"{space.kind}; pick another optimizer or benchmark (see `benchsuite list`)"
+            )
+        if caps.fidelity == "requires" and fidelity is None:
+            raise UnsupportedError(
+                f"optimizer {cls.name!r} needs a benchmark with a fidelity axis; this benchmark has none"
+            )
+        if workers > 1 and not caps.parallel:
+            raise UnsupportedError(f"optimizer {cls.name!r} supports only 1 worker, {workers} were asked for")
+
+    @classmethod
+    def describe(cls) -> str:
+        """Human-readable description for ``benchsuite describe``."""
+        caps = cls.supports
+        lines = [f"{cls.name}: {cls.description}",
+                 f"spaces: {sorted(caps.spaces)}; fidelity: {caps.fidelity}; parallel workers: {caps.parallel}"]
+        if cls.settings_spec:
+            lines.append("settings:")
+            lines += [f"  {k} = {s.default!r}  {s.help}" for k, s in cls.settings_spec.items()]
+        return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""The plugin registry: built-in plugins by discovery, third-party ones by entry points.
+
+Built-in optimizers are the modules of the top-level ``optimizers`` package (benchopt
+style: drop a file in, it is found); built-in benchmarks are the modules of
+``benchsuite.benchmarks``. Every :class:`Optimizer` / :class:`Benchmark` subclass with a
+non-empty ``name`` defined in such a module is registered. Third-party packages add
+their own through the entry-point groups ``benchsuite.optimizers`` and
+``benchsuite.benchmarks``; an entry point may name a class or a module to scan.
+
+A module that fails to import (a missing optional dependency) does not break the
+registry: it is listed as unavailable with the reason.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import pkgutil
+from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+from .benchmark import Benchmark
+from .errors import UnknownNameError
+from .optimizer import Optimizer
+
+OPTIMIZER_GROUP = "benchsuite.optimizers"
+BENCHMARK_GROUP = "benchsuite.benchmarks"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered plugin: its class, where it came from, or why it is unavailable."""
+
+    name: str
+    obj: type | None
+    source: str  # "builtin" or the distribution that provides the entry point
+    error: str = ""
+
+    @property
+    def description(self) -> str:
+        if self.obj is None:
+            return f"(unavailable: {self.error})"
+        return getattr(self.obj, "description", "") or (inspect.getdoc(self.obj) or "").split("\n")[0]
+
+
+def _classes_in(module: ModuleType, base: type) -> list[type]:
+    return [obj for obj in vars(module).values()
+            if inspect.isclass(obj) and issubclass(obj, base) and obj is not base
+            and getattr(obj, "name", "") and obj.__module__ == module.__name__ and not inspect.isabstract(obj)]
+
+
+def _scan_package(package: str, base: type) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    pkg = importlib.import_module(package)
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_") or info.name == "models":  # shared model code, not plugins
+            continue
+        modname = f"{package}.{info.name}"
+        try:
+            module = importlib.import_module(modname)
+        except Exception as exc:  # noqa: BLE001 - report, don't crash the listing
+            out[info.name] = Entry(info.name, None, "builtin", f"{modname} failed to import: {exc}")
+            continue
+        for cls in _classes_in(module, base):
+            out[cls.name] = Entry(cls.name, cls, "builtin")
+    return out
+
+
+def _scan_entry_points(group: str, base: type) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    for ep in importlib.metadata.entry_points(group=group):
+        dist = ep.dist.name if ep.dist else "?"
+        try:
+            obj = ep.load()
+        except Exception as exc:  # noqa: BLE001
+            out[ep.name] = Entry(ep.name, None, dist, f"entry point {ep.value} failed to load: {exc}")
+            continue
+        classes = _classes_in(obj, base) if inspect.ismodule(obj) else [obj]
+        for cls in classes:
+            if not (inspect.isclass(cls) and issubclass(cls, base)):
+                out[ep.name] = Entry(ep.name, None, dist, f"{ep.value} is not a {base.__name__} subclass")
+                continue
+            name = getattr(cls, "name", "") or ep.name
+            out[name] = Entry(name, cls, dist)
+    return out
+
+
+@lru_cache(maxsize=None)
+def _all(kind: str) -> dict[str, Entry]:
+    if kind == "optimizer":
+        found = _scan_package("optimizers", Optimizer)
+        found.update({k: v for k, v in _scan_entry_points(OPTIMIZER_GROUP, Optimizer).items() if k not in found})
+    else:
+        found = _scan_package("benchsuite.benchmarks", Benchmark)
+        found.update({k: v for k, v in _scan_entry_points(BENCHMARK_GROUP, Benchmark).items() if k not in found})
+    return dict(sorted(found.items()))
+
+
+def optimizers() -> dict[str, Entry]:
+    """All known optimizer plugins by name (built-in first, then entry points)."""
+    return _all("optimizer")
+
+
+def benchmarks() -> dict[str, Entry]:
+    """All known benchmarks by name."""
+    return _all("benchmark")
+
+
+def _get(kind: str, name: str) -> type:
+    table = _all(kind)
+    entry = table.get(name)
+    if entry is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(table), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownNameError(f"unknown {kind} {name!r}{hint} (see `benchsuite list`)")
+    if entry.obj is None:
+        raise UnknownNameError(f"{kind} {name!r} is unavailable: {entry.error}")
+    return entry.obj
+
+
+def get_optimizer(name: str) -> type[Optimizer]:
+    """The optimizer class registered under ``name``."""
+    return _get("optimizer", name)
+
+
+def get_benchmark(name: str) -> type[Benchmark]:
+    """The benchmark class registered under ``name``."""
+    return _get("benchmark", name)
+
+
+def make_benchmark(name: str, settings: dict[str, Any] | None = None) -> Benchmark:
+    """Construct a registered benchmark with its settings."""
+    return get_benchmark(name)(**(settings or {}))

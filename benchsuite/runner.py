@@ -1,0 +1,216 @@
+"""The run loop: N asynchronous workers on an event queue with a simulated clock.
+
+Time model (Syne Tune's simulator backend is the model): the optimizer is one process, so
+``ask`` and ``tell`` calls are serialised on it. A free worker asks at
+``max(worker free, optimizer free)``; the trial starts when ``ask`` returns (its measured
+overhead added to the clock unless ``include_overhead=False``) and ends ``cost_s`` later,
+the cost being tabulated, surrogate-predicted or measured by the benchmark. The earliest
+ending trial is told next. Evaluations run eagerly in the order trials start; only their
+*simulated* times overlap.
+
+Budgets: ``budget_evals`` caps the number of trials started; ``budget_seconds`` stops
+starting trials at that simulated time (trials already running finish and are recorded;
+analysis cuts curves at the budget). Either or both may be given.
+"""
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__
+from .benchmark import Benchmark, Result
+from .errors import BudgetError, InvalidConfigError, PluginError
+from .optimizer import Optimizer, Trial
+from .seeding import evaluation_seed, optimizer_rng
+
+ProgressFn = Callable[[int, float], None]
+
+
+@dataclass
+class RunOutput:
+    """Rows (one dict per finished trial, in tell order) and the run's provenance."""
+
+    rows: list[dict[str, Any]]
+    provenance: dict[str, Any]
+    optimizer: Optimizer | None = field(default=None, repr=False)
+
+
+def check_budget(budget_evals: int | None, budget_seconds: float | None) -> None:
+    """Raise :class:`BudgetError` unless at least one positive budget is given."""
+    if budget_evals is None and budget_seconds is None:
+        raise BudgetError("give a budget: --budget-evals N and/or --budget-seconds T")
+    if budget_evals is not None and (int(budget_evals) != budget_evals or budget_evals <= 0):
+        raise BudgetError(f"budget in evaluations must be a positive integer, got {budget_evals}")
+    if budget_seconds is not None and not (budget_seconds > 0 and math.isfinite(budget_seconds)):
+        raise BudgetError(f"budget in seconds must be positive, got {budget_seconds}")
+
+
+def _git_commit() -> str | None:
+    try:
+        root = Path(__file__).resolve().parent.parent
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        if out.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine_info() -> dict[str, Any]:
+    """Python, numpy, OS and host facts for provenance records."""
+    return {
+        "python": sys.version.split()[0],
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "hostname": platform.node(),
+    }
+
+
+def run(
+    benchmark: Benchmark,
+    optimizer_cls: type[Optimizer],
+    *,
+    seed: int,
+    budget_evals: int | None = None,
+    budget_seconds: float | None = None,
+    workers: int = 1,
+    optimizer_settings: Mapping[str, Any] | None = None,
+    include_overhead: bool = True,
+    progress: ProgressFn | None = None,
+    extra_provenance: Mapping[str, Any] | None = None,
+) -> RunOutput:
+    """Run one optimizer on one benchmark and return its rows and provenance."""
+    check_budget(budget_evals, budget_seconds)
+    if int(workers) != workers or workers < 1:
+        raise BudgetError(f"workers must be a positive integer, got {workers}")
+    if int(seed) != seed or seed < 0:
+        raise BudgetError(f"seed must be a non-negative integer, got {seed}")
+    optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
+    opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), **dict(optimizer_settings or {}))
+
+    space = benchmark.space
+    heap: list[tuple[float, int, Trial, Result, float, float, dict]] = []
+    worker_free = [0.0] * workers
+    free_workers = list(range(workers))
+    opt_free = 0.0
+    pending: dict[int, Trial] = {}
+    n_started = 0
+    rows: list[dict[str, Any]] = []
+    test_cache: dict[Any, float] = {}
+    best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
+    full = benchmark.fidelity.full if benchmark.fidelity else None
+
+    def can_start(t: float) -> bool:
+        if budget_evals is not None and n_started >= budget_evals:
+            return False
+        return budget_seconds is None or t < budget_seconds
+
+    while True:
+        # every free worker asks, in worker order, while the budget allows
+        while free_workers:
+            w = free_workers[0]
+            t_ask = max(worker_free[w], opt_free)
+            if not can_start(t_ask):
+                break
+            free_workers.pop(0)
+            t0 = time.perf_counter()
+            suggestion = opt.ask(tuple(pending.values()))
+            ask_s = time.perf_counter() - t0
+            try:
+                config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
+            except InvalidConfigError as exc:
+                raise PluginError(f"optimizer {opt.name!r} asked for an invalid configuration: {exc}") from None
+            trial = Trial(id=n_started, config=config, fidelity=fid, worker=w)
+            n_started += 1
+            start = t_ask + (ask_s if include_overhead else 0.0)
+            opt_free = start
+            t1 = time.perf_counter()
+            try:
+                result = benchmark.evaluate(config, fid, seed=evaluation_seed(seed, trial.id))
+                if not math.isfinite(result.loss) and not result.failed:
+                    result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
+            except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial
+                result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
+            pending[trial.id] = trial
+            end = start + max(0.0, float(result.cost_s))
+            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, suggestion.info))
+        if not heap:
+            break
+        end, _, trial, result, t_ask, ask_s, suggest_info = heapq.heappop(heap)
+        del pending[trial.id]
+        t_tell = max(end, opt_free)
+        t0 = time.perf_counter()
+        opt.tell(trial, result)
+        incumbent = opt.recommend()
+        tell_s = time.perf_counter() - t0
+        told = t_tell + (tell_s if include_overhead else 0.0)
+        opt_free = told
+        worker_free[trial.worker] = end
+        free_workers.append(trial.worker)
+        free_workers.sort()
+
+        if not result.failed:
+            key = space.key(trial.config)
+            rank = (int(trial.fidelity is None or full is None or math.isclose(trial.fidelity, full)), -result.loss)
+            old = best_loss.get(key)
+            if old is None or rank > (old[0], -old[1]):
+                best_loss[key] = (rank[0], result.loss)
+        inc_json = inc_loss = inc_test = None
+        if incumbent is not None:
+            incumbent = space.validate(incumbent)
+            ikey = space.key(incumbent)
+            inc_json = json.loads(space.to_json(incumbent))
+            inc_loss = best_loss.get(ikey, (0, math.nan))[1]
+            if ikey not in test_cache:
+                test_cache[ikey] = float(benchmark.test_loss(incumbent))
+            inc_test = test_cache[ikey]
+        info = {**suggest_info, **result.info}
+        rows.append({
+            "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
+            "config": json.loads(space.to_json(trial.config)), "fidelity": trial.fidelity,
+            "ask_time": t_ask, "start_time": end - max(0.0, float(result.cost_s)), "end_time": end, "told_time": told,
+            "loss": float(result.loss), "cost_s": float(result.cost_s), "overhead_s": ask_s + tell_s,
+            "incumbent": inc_json, "incumbent_loss": inc_loss, "incumbent_test_loss": inc_test,
+            "info": info,
+        })
+        if progress is not None:
+            progress(len(rows), told)
+
+    provenance = {
+        "benchsuite_version": __version__,
+        "git_commit": _git_commit(),
+        "benchmark": benchmark.name,
+        "benchmark_kind": benchmark.kind,
+        "benchmark_settings": benchmark.settings,
+        "benchmark_provenance": benchmark.provenance(),
+        "optimum": benchmark.optimum,
+        "optimizer": opt.name,
+        "optimizer_settings": opt.settings,
+        "seed": int(seed),
+        "workers": int(workers),
+        "budget_evals": budget_evals,
+        "budget_seconds": budget_seconds,
+        "include_overhead": bool(include_overhead),
+        "n_trials": len(rows),
+        "finished_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **machine_info(),
+    }
+    if extra_provenance:
+        provenance.update(extra_provenance)
+    return RunOutput(rows, provenance, opt)

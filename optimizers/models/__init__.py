@@ -1,0 +1,1 @@
+"""Models shared by optimizer plugins: GP, Bayesian linear regression, MCMC, acquisitions."""
