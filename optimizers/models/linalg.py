@@ -1,0 +1,78 @@
+"""Gaussian-process linear algebra shared by every GP-style model (GP-EI, Fabolas, COMBO).
+
+Kernels differ between plugins (Matern-5/2, Fabolas' product kernel, COMBO's diffusion
+kernel); the posterior and marginal-likelihood algebra is the same and lives here once.
+All functions accept a leading batch axis (one slice per hyperparameter sample).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.linalg import solve_triangular
+
+JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+
+
+class CholeskyError(np.linalg.LinAlgError):
+    """The matrix stayed non positive definite after the largest jitter."""
+
+
+def cholesky_jitter(K: np.ndarray) -> tuple[np.ndarray, float]:
+    """Lower Cholesky factor of ``K`` (batched ``(..., n, n)``), adding diagonal jitter if needed.
+
+    Jitter escalates through :data:`JITTERS`, scaled by the mean diagonal; returns the
+    factor and the relative jitter that succeeded.
+    """
+    scale = float(np.mean(np.diagonal(K, axis1=-2, axis2=-1))) if K.shape[-1] else 1.0
+    eye = np.eye(K.shape[-1])
+    for jitter in JITTERS:
+        try:
+            return np.linalg.cholesky(K + (jitter * scale) * eye if jitter else K), jitter
+        except np.linalg.LinAlgError:
+            continue
+    raise CholeskyError(f"kernel matrix not positive definite even with jitter {JITTERS[-1]:g} x mean diagonal")
+
+
+def tri_solve(L: np.ndarray, B: np.ndarray, trans: bool = False) -> np.ndarray:
+    """Solve ``L X = B`` (or ``L^T X = B``) for lower-triangular ``L``, batched over leading axes."""
+    if L.ndim == 2:
+        return solve_triangular(L, B, lower=True, trans="T" if trans else "N", check_finite=False)
+    out = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
+    Lb = np.broadcast_to(L, out.shape[:-2] + L.shape[-2:])
+    Bb = np.broadcast_to(B, out.shape)
+    for idx in np.ndindex(out.shape[:-2]):
+        out[idx] = solve_triangular(Lb[idx], Bb[idx], lower=True, trans="T" if trans else "N", check_finite=False)
+    return out
+
+
+def cho_solve(L: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Solve ``(L L^T) X = B`` given the lower factor ``L``."""
+    return tri_solve(L, tri_solve(L, B), trans=True)
+
+
+def log_marginal_likelihood(L: np.ndarray, y_centred: np.ndarray) -> np.ndarray:
+    """Gaussian log evidence ``log N(y | 0, K)`` from ``K``'s Cholesky factor; batched."""
+    alpha = tri_solve(L, y_centred[..., None])[..., 0]
+    n = y_centred.shape[-1]
+    logdet = np.log(np.diagonal(L, axis1=-2, axis2=-1)).sum(-1)
+    return -0.5 * (alpha**2).sum(-1) - logdet - 0.5 * n * math.log(2 * math.pi)
+
+
+def posterior(L: np.ndarray, y_centred: np.ndarray, K_star: np.ndarray, k_star_diag: np.ndarray,
+              full_cov: bool = False, K_star_star: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean (centred) and variance (or covariance) at test points.
+
+    ``L``: ``(..., n, n)`` factor of the training covariance (noise included);
+    ``K_star``: ``(..., n, m)`` train-test cross covariance; ``k_star_diag``: ``(..., m)`` prior
+    variances at the test points (noise-free); ``K_star_star`` ``(..., m, m)`` when ``full_cov``.
+    """
+    alpha = cho_solve(L, y_centred[..., None])[..., 0]
+    mean = np.einsum("...nm,...n->...m", K_star, alpha)
+    V = tri_solve(L, K_star)
+    if full_cov:
+        if K_star_star is None:
+            raise ValueError("full_cov needs K_star_star")
+        return mean, K_star_star - np.swapaxes(V, -1, -2) @ V
+    var = k_star_diag - (V**2).sum(-2)
+    return mean, np.maximum(var, 1e-12 * np.maximum(k_star_diag, 1e-300))
