@@ -1,0 +1,248 @@
+"""Plugin conformance kit: ``check_optimizer(MyOptimizer)`` checks a plugin's contract.
+
+Call it from a plugin's own tests::
+
+    from benchsuite.testing import check_optimizer
+
+    def test_conformance():
+        check_optimizer(MyOptimizer, settings={"n_init": 3})
+
+For every space kind the plugin claims (and the fidelity axis, if it uses one) it runs the
+plugin on a small benchmark with 1 and 3 asynchronous workers and checks that
+
+* every suggestion is a valid configuration (and a valid fidelity, or full fidelity for
+  plugins that ignore the axis);
+* the same seed gives the same sequence of suggestions (no hidden global random state);
+* ``recommend`` returns a configuration that was evaluated or is at least valid;
+* with 3 workers the plugin is shown the pending trials and still runs;
+* failed trials (a benchmark that raises every fourth evaluation) do not break it.
+
+The small benchmarks used here are defined in this module and are not registered.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .benchmark import Benchmark, Fidelity, Result
+from .errors import InvalidConfigError, TrialFailure
+from .optimizer import Optimizer, Suggestion, Trial
+from .registry import make_benchmark
+from .runner import run
+from .space import Binary, Categorical, Float, Integer, Ordinal, SearchSpace, Space
+
+
+class _Quadratic(Benchmark):
+    """Sum of squared distances of unit-cube codes to a fixed target; cost varies."""
+
+    kind = "synthetic"
+
+    def __init__(self, space: Space, fidelity: Fidelity | None = None):
+        self.space, self.fidelity = space, fidelity
+        super().__init__()
+        self.target = np.linspace(0.2, 0.8, len(space))
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        config, s = self.check(config, fidelity)
+        x = self.space.to_unit(config)
+        s = 1.0 if s is None else s
+        return Result(loss=float(((x - self.target) ** 2).sum() + 0.1 * (1 - s)), cost_s=1.0 + 10 * s * x[0])
+
+
+class ToyChainSpace(SearchSpace):
+    """A tiny architecture space: a chain of 1-5 layers, each of width 8, 16, 32 or 64.
+
+    An example for authors of architecture spaces: configurations are tuples, neighbours
+    add, remove or re-size one layer, the key is the tuple itself.
+    """
+
+    kind = "architecture"
+    widths = (8, 16, 32, 64)
+    max_layers = 5
+
+    def sample(self, rng: np.random.Generator) -> tuple[int, ...]:
+        n = int(rng.integers(1, self.max_layers + 1))
+        return tuple(int(self.widths[i]) for i in rng.integers(0, len(self.widths), size=n))
+
+    def validate(self, config: Any) -> tuple[int, ...]:
+        if not isinstance(config, (list, tuple)) or not 1 <= len(config) <= self.max_layers:
+            raise InvalidConfigError(f"a chain is a list of 1-{self.max_layers} layer widths, got {config!r}")
+        for w in config:
+            if w not in self.widths:
+                raise InvalidConfigError(f"layer width {w!r} is not one of {self.widths}")
+        return tuple(int(w) for w in config)
+
+    def neighbours(self, config: Any) -> list[tuple[int, ...]]:
+        c = tuple(config)
+        out = [c[:i] + (w,) + c[i + 1:] for i in range(len(c)) for w in self.widths if w != c[i]]
+        if len(c) < self.max_layers:
+            out += [c + (w,) for w in self.widths]
+        if len(c) > 1:
+            out += [c[:i] + c[i + 1:] for i in range(len(c))]
+        return out
+
+    def key(self, config: Any) -> Hashable:
+        return tuple(config)
+
+    def to_json(self, config: Any) -> str:
+        return json.dumps(list(config))
+
+
+class _ChainBenchmark(Benchmark):
+    """Loss = distance of the chain from (32, 64, 32)."""
+
+    kind = "synthetic"
+
+    def setup(self) -> None:
+        self.space = ToyChainSpace()
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        config, _ = self.check(config, fidelity)
+        target = (32, 64, 32)
+        loss = abs(len(config) - 3) + sum(abs(math.log2(a) - math.log2(b)) for a, b in zip(config, target))
+        return Result(loss=float(loss), cost_s=float(len(config)))
+
+
+class _FailingEvery(Benchmark):
+    """Wraps a benchmark; every ``k``-th evaluation raises :class:`TrialFailure`."""
+
+    kind = "synthetic"
+
+    def __init__(self, inner: Benchmark, k: int = 4):
+        self.inner, self.k, self.count = inner, k, 0
+        self.space, self.fidelity = inner.space, inner.fidelity
+        super().__init__()
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        self.count += 1
+        if self.count % self.k == 0:
+            raise TrialFailure("injected failure (conformance kit)")
+        return self.inner.evaluate(config, fidelity, seed)
+
+    def test_loss(self, config: Any) -> float:
+        return self.inner.test_loss(config)
+
+
+def conformance_benchmarks(optimizer_cls: type[Optimizer]) -> dict[str, Benchmark]:
+    """The small benchmarks a plugin is checked on, chosen from what it claims to support."""
+    caps = optimizer_cls.supports
+    out: dict[str, Benchmark] = {}
+    if caps.fidelity != "requires":
+        if "continuous" in caps.spaces:
+            out["continuous"] = make_benchmark("branin")
+        if "discrete" in caps.spaces:
+            out["discrete-ordinal"] = make_benchmark("branin_discrete")
+            out["discrete-binary-categorical"] = _Quadratic(Space(
+                [Binary(f"b{i}") for i in range(4)] + [Categorical("c", ["a", "b", "c", "d", "e"]),
+                                                        Integer("n", 1, 6)]))
+        if "mixed" in caps.spaces:
+            out["mixed"] = _Quadratic(Space([Float("x", 0, 1), Float("lr", 1e-4, 1, log=True),
+                                            Ordinal("o", [1, 2, 4, 8]), Categorical("c", ["u", "v", "w"])]))
+        if "architecture" in caps.spaces:
+            out["architecture"] = _ChainBenchmark()
+    if caps.fidelity in ("uses", "requires"):
+        if "continuous" in caps.spaces:
+            out["fidelity-continuous"] = make_benchmark("branin_mf")
+            out["fidelity-discrete-values"] = _Quadratic(
+                Space([Float("x0", -10, 10), Float("x1", -10, 10)]),
+                Fidelity("s", 1 / 128, 1.0, log=True, values=tuple(2.0**-k for k in range(8))))
+        if "discrete" in caps.spaces:
+            out["fidelity-discrete-space"] = _Quadratic(
+                Space([Binary(f"b{i}") for i in range(5)]), Fidelity("epochs", 1, 27, log=True, values=(1, 3, 9, 27)))
+    return out
+
+
+class _Recorder(Optimizer):
+    """Wraps a plugin instance to record what it was asked and shown (not registered)."""
+
+    def __init__(self, inner: Optimizer):  # noqa: D107 - bypasses Optimizer.__init__ on purpose
+        self.inner = inner
+        self.name, self.settings = inner.name, inner.settings
+        self.space, self.fidelity = inner.space, inner.fidelity
+        self.suggestions: list[Suggestion] = []
+        self.max_pending = 0
+        self.told: set[Hashable] = set()
+
+    def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        self.max_pending = max(self.max_pending, len(pending))
+        s = self.inner.ask(pending)
+        self.suggestions.append(s)
+        return s
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        self.told.add(self.space.key(trial.config))
+        self.inner.tell(trial, result)
+
+    def recommend(self) -> Any:
+        return self.inner.recommend()
+
+
+@dataclass
+class ConformanceReport:
+    """What :func:`check_optimizer` ran: benchmark labels and worker counts checked."""
+
+    checked: list[tuple[str, int]] = field(default_factory=list)
+
+
+def _run_recorded(optimizer_cls: type[Optimizer], bench: Benchmark, settings: Mapping[str, Any], seed: int,
+                  budget: int, workers: int) -> tuple[_Recorder, list[dict]]:
+    box: dict[str, _Recorder] = {}
+
+    class Wrapped(optimizer_cls):  # type: ignore[misc, valid-type]
+        def __new__(cls, *args: Any, **kwargs: Any):  # construct the real plugin, hand back a recorder
+            inner = optimizer_cls(*args, **kwargs)
+            box["rec"] = _Recorder(inner)
+            return box["rec"]
+
+    Wrapped.__name__ = optimizer_cls.__name__
+    out = run(bench, Wrapped, seed=seed, budget_evals=budget, workers=workers,
+              optimizer_settings=settings, include_overhead=False)
+    return box["rec"], out.rows
+
+
+def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] | None = None,
+                    budget: int = 12, workers: Sequence[int] = (1, 3), seed: int = 0) -> ConformanceReport:
+    """Check a plugin's contract on small benchmarks of every kind it claims; raises AssertionError."""
+    settings = dict(settings or {})
+    assert optimizer_cls.name, f"{optimizer_cls.__name__} needs a non-empty `name`"
+    assert optimizer_cls.description, f"{optimizer_cls.__name__} needs a one-line `description`"
+    benches = conformance_benchmarks(optimizer_cls)
+    assert benches, f"{optimizer_cls.name} claims no space kind the kit can check ({optimizer_cls.supports})"
+    report = ConformanceReport()
+    for label, bench in benches.items():
+        for w in workers:
+            if w > 1 and not optimizer_cls.supports.parallel:
+                continue
+            where = f"{optimizer_cls.name} on {label} with {w} worker(s)"
+            rec, rows = _run_recorded(optimizer_cls, bench, settings, seed, budget, w)
+            assert len(rows) == budget, f"{where}: expected {budget} finished trials, got {len(rows)}"
+            for s in rec.suggestions:
+                bench.space.validate(s.config)  # the runner checked it too; keep the message local
+                if bench.fidelity is not None:
+                    if optimizer_cls.supports.fidelity == "ignores":
+                        assert s.fidelity is not None and math.isclose(s.fidelity, bench.fidelity.full), \
+                            f"{where}: a plugin that ignores fidelity must ask for full fidelity, asked {s.fidelity}"
+                    else:
+                        bench.fidelity.validate(s.fidelity)
+            inc = rec.recommend()
+            assert inc is not None, f"{where}: recommend() returned None after {budget} trials"
+            inc = bench.space.validate(inc)
+            if optimizer_cls.supports.fidelity != "uses" or bench.fidelity is None:
+                assert bench.space.key(inc) in rec.told, f"{where}: recommend() returned a configuration never evaluated"
+            if w > 1:
+                assert rec.max_pending >= 1, f"{where}: ask() was never shown pending trials"
+            rec2, _ = _run_recorded(optimizer_cls, bench, settings, seed, budget, w)
+            keys1 = [bench.space.key(bench.space.validate(s.config)) for s in rec.suggestions]
+            keys2 = [bench.space.key(bench.space.validate(s.config)) for s in rec2.suggestions]
+            assert keys1 == keys2, f"{where}: the same seed gave different suggestions (hidden random state?)"
+            report.checked.append((label, w))
+        failing = _FailingEvery(bench, k=4)
+        _, rows = _run_recorded(optimizer_cls, failing, settings, seed, budget, 1)
+        n_failed = sum(r["status"] == "failed" for r in rows)
+        assert n_failed == budget // 4, f"{optimizer_cls.name} on {label}: failed trials were not recorded"
+    return report
