@@ -19,6 +19,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="benchsuite",
         description="Reproducible benchmarks for Bayesian optimisation and NAS.",
         epilog="Examples:\n  benchsuite list\n  benchsuite describe branin\n"
+               "  benchsuite evaluate --benchmark branin --config '{\"x1\": 3.14, \"x2\": 2.27}'\n"
                "  benchsuite run --benchmark branin --optimizer random_search --seed 0 --budget-evals 50 --out r.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -44,6 +45,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
+    e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
+    e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
+    e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\'')
+    e.add_argument("--fidelity", type=float, help="fidelity value (default: full)")
+    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    e.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
+                   help="benchmark setting (repeatable)")
+
     sub.add_parser("list", help="list benchmarks and optimizers (built-in and plugins)")
     d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings")
     d.add_argument("name")
@@ -63,29 +72,50 @@ def _cmd_run(args: argparse.Namespace) -> int:
     opt_settings = parse_assignments(args.settings)
     meta = parse_assignments(args.meta)
 
-    bar = None
-    progress = None
-    if not args.quiet:
-        from tqdm import tqdm
+    bars: list = []  # created on the first report, so a run refused up front prints only its error
 
-        total = args.budget_evals
-        bar = tqdm(total=total, desc=f"{args.optimizer} on {args.benchmark}", unit="trial", file=sys.stderr,
-                   dynamic_ncols=True, mininterval=0.5)
+    def progress(n: int, clock: float) -> None:
+        if args.quiet:
+            return
+        if not bars:
+            from tqdm import tqdm
 
-        def progress(n: int, clock: float) -> None:
-            bar.update(n - bar.n)
-            bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
+            bars.append(tqdm(total=args.budget_evals, desc=f"{args.optimizer} on {args.benchmark}", unit="trial",
+                             file=sys.stderr, dynamic_ncols=True, mininterval=0.5))
+        bar = bars[0]
+        bar.update(n - bar.n)
+        bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
+
     try:
         output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
                      budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
                      include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None)
     finally:
-        if bar is not None:
+        for bar in bars:
             bar.close()
     write_result(out, output.rows, output.provenance)
     best = min((r["incumbent_test_loss"] for r in output.rows if r["incumbent_test_loss"] is not None), default=None)
     if not args.quiet:
         print(f"wrote {out} ({len(output.rows)} trials; final incumbent test loss {best})", file=sys.stderr)
+    return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    import json
+
+    from . import registry
+    from .errors import InvalidConfigError
+    from .settings import parse_assignments
+
+    bench = registry.make_benchmark(args.benchmark, parse_assignments(args.benchmark_settings))
+    try:
+        raw = json.loads(args.config)
+    except json.JSONDecodeError as exc:
+        raise InvalidConfigError(f"--config is not valid JSON ({exc})") from None
+    config, fidelity = bench.check(raw, args.fidelity)
+    result = bench.evaluate(config, fidelity, seed=args.seed)
+    print(json.dumps({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed,
+                      "info": dict(result.info)}, default=str))
     return 0
 
 
@@ -121,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "evaluate":
+            return _cmd_evaluate(args)
         if args.command == "list":
             return _cmd_list()
         if args.command == "describe":

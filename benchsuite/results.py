@@ -117,6 +117,6 @@ def load_result(path: str | os.PathLike):
     import pandas as pd
 
     prov = read_provenance(path)
-    df = pd.read_csv(path, skiprows=1, float_precision="round_trip", dtype={"config": str, "incumbent": str, "info": str})
+    df = pd.read_csv(path, skiprows=1, dtype={"config": str, "incumbent": str, "info": str})
     df.attrs["provenance"] = prov
     return df

@@ -1,0 +1,153 @@
+"""The run loop: determinism, asynchronous workers on the simulated clock, budgets, failures."""
+import math
+
+import pandas as pd
+import pytest
+
+from benchsuite.errors import BudgetError, InvalidSettingError, UnsupportedError
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
+from benchsuite.registry import get_optimizer, make_benchmark
+from benchsuite.results import TIMING_COLUMNS, format_result, load_result, write_result
+from benchsuite.runner import run
+from benchsuite.seeding import derive_seed, evaluation_seed
+
+RS = get_optimizer("random_search")
+
+
+def _frame(output, tmp_path, name):
+    path = tmp_path / name
+    write_result(path, output.rows, output.provenance)
+    return load_result(path)
+
+
+def test_same_seed_same_non_timing_columns(tmp_path):
+    bench = make_benchmark("branin_mf")
+    a = _frame(run(bench, RS, seed=7, budget_evals=30, workers=3), tmp_path, "a.csv")
+    b = _frame(run(bench, RS, seed=7, budget_evals=30, workers=3), tmp_path, "b.csv")
+    c = _frame(run(bench, RS, seed=8, budget_evals=30, workers=3), tmp_path, "c.csv")
+    keep = [col for col in a.columns if col not in TIMING_COLUMNS]
+    pd.testing.assert_frame_equal(a[keep], b[keep])
+    assert not a["config"].equals(c["config"])
+
+
+def test_fully_deterministic_without_overhead(tmp_path):
+    bench = make_benchmark("branin_mf")
+    outs = [run(bench, RS, seed=1, budget_evals=20, workers=4, include_overhead=False) for _ in range(2)]
+    # every column but the measured overhead is identical, the simulated times included
+    texts = [format_result([{**r, "overhead_s": None} for r in o.rows], {}) for o in outs]
+    assert texts[0] == texts[1]
+
+
+def test_async_workers_overlap_and_clock_is_event_time():
+    bench = make_benchmark("branin_mf")
+    rows = run(bench, RS, seed=0, budget_evals=40, workers=4, include_overhead=False).rows
+    df = pd.DataFrame(rows).sort_values("start_time")
+    assert set(df["worker"]) == {0, 1, 2, 3}
+    # some trial starts before an earlier-started one ends: trials overlap in simulated time
+    overlaps = sum((df["start_time"].values[i + 1] < df["end_time"].values[i]) for i in range(len(df) - 1))
+    assert overlaps > 10
+    makespan = df["end_time"].max()
+    assert makespan < 0.5 * df["cost_s"].sum()  # four workers: far less than the sum of costs
+    assert makespan >= df["cost_s"].sum() / 4 - 1e-9
+    # each worker runs one trial at a time
+    for _, g in df.groupby("worker"):
+        g = g.sort_values("start_time")
+        assert (g["start_time"].values[1:] >= g["end_time"].values[:-1] - 1e-9).all()
+    # rows are in tell order: end times never decrease
+    ends = [r["end_time"] for r in rows]
+    assert ends == sorted(ends)
+
+
+def test_overhead_is_on_the_clock_when_included():
+    bench = make_benchmark("branin")
+    rows = run(bench, RS, seed=0, budget_evals=10, include_overhead=True).rows
+    last = rows[-1]
+    total = sum(r["cost_s"] + r["overhead_s"] for r in rows)
+    assert math.isclose(last["told_time"], total, rel_tol=1e-9)
+    assert all(r["overhead_s"] > 0 for r in rows)
+    rows0 = run(bench, RS, seed=0, budget_evals=10, include_overhead=False).rows
+    assert rows0[-1]["told_time"] == pytest.approx(10.0)
+
+
+def test_budget_in_seconds():
+    bench = make_benchmark("branin_mf")
+    rows = run(bench, RS, seed=0, budget_seconds=1000, workers=2, include_overhead=False).rows
+    assert all(r["start_time"] < 1000 for r in rows)
+    assert max(r["end_time"] for r in rows) >= 1000 or len(rows) > 0
+
+
+@pytest.mark.parametrize("evals,seconds", [(0, None), (-3, None), (None, -1.0), (None, None), (None, 0)])
+def test_bad_budgets(evals, seconds):
+    with pytest.raises(BudgetError):
+        run(make_benchmark("branin"), RS, seed=0, budget_evals=evals, budget_seconds=seconds)
+
+
+def test_unknown_setting_rejected():
+    with pytest.raises(InvalidSettingError, match="no setting.*n_init"):
+        run(make_benchmark("branin"), RS, seed=0, budget_evals=3, optimizer_settings={"n_init": 3})
+
+
+def test_unsupported_pairing_refused():
+    class ContinuousOnly(Optimizer):
+        name = "continuous_only"
+        description = "test"
+        supports = Capabilities(spaces={"continuous"}, parallel=False)
+
+        def ask(self, pending=()):
+            return Suggestion(self.space.sample(self.rng))
+
+    with pytest.raises(UnsupportedError, match="supports \\['continuous'\\].*discrete"):
+        run(make_benchmark("branin_discrete"), ContinuousOnly, seed=0, budget_evals=3)
+    with pytest.raises(UnsupportedError, match="only 1 worker"):
+        run(make_benchmark("branin"), ContinuousOnly, seed=0, budget_evals=3, workers=2)
+
+
+def test_incumbent_and_test_loss_columns():
+    rows = run(make_benchmark("branin"), RS, seed=3, budget_evals=25).rows
+    best = math.inf
+    for r in rows:
+        best = min(best, r["loss"])
+        assert r["incumbent_loss"] == pytest.approx(best)
+        assert r["incumbent_test_loss"] == pytest.approx(best)  # noiseless synthetic: test = observed
+
+
+def test_failed_evaluations_are_recorded_not_fatal():
+    from benchsuite.testing import _FailingEvery
+
+    rows = run(_FailingEvery(make_benchmark("branin"), k=3), RS, seed=0, budget_evals=9).rows
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert len(failed) == 3 and all(math.isnan(r["loss"]) for r in failed)
+    assert "injected failure" in failed[0]["info"]["error"]
+
+
+def test_seeds_are_stable_and_independent():
+    assert derive_seed("proto", "gp_ei", 0) == derive_seed("proto", "gp_ei", 0)
+    assert derive_seed("proto", "gp_ei", 0) != derive_seed("proto", "gp_ei", 1)
+    assert 0 <= derive_seed("proto", "gp_ei", 0) < 2**31
+    assert evaluation_seed(0, 5) == evaluation_seed(0, 5) != evaluation_seed(0, 6)
+
+
+def test_result_file_round_trip_and_provenance(tmp_path):
+    out = run(make_benchmark("branin"), RS, seed=0, budget_evals=5, extra_provenance={"protocol": "p"})
+    df = _frame(out, tmp_path, "r.csv")
+    prov = df.attrs["provenance"]
+    assert prov["protocol"] == "p" and prov["seed"] == 0 and prov["optimizer"] == "random_search"
+    for key in ("benchsuite_version", "git_commit", "python", "numpy", "hostname", "benchmark_settings"):
+        assert key in prov
+    assert list(df["loss"]) == [r["loss"] for r in out.rows]  # exact float round trip
+    plain = pd.read_csv(tmp_path / "r.csv", skiprows=1)  # one call, no helper needed
+    assert len(plain) == 5
+
+
+def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
+    import benchsuite.results as results
+
+    target = tmp_path / "r.csv"
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results.os, "fsync", boom)
+    with pytest.raises(KeyboardInterrupt):
+        results.write_result(target, [{"trial": 0}], {})
+    assert list(tmp_path.iterdir()) == []
