@@ -1,0 +1,54 @@
+# Snakemake rules of the SVM-on-MNIST lookup table (issue 4; fabolas.txt Sec. 4.1, Figure 1).
+# Self-contained: run alone with
+#     snakemake -s tables/svm_mnist.smk --cores 2 svm_table
+# or `include:` it from the main Snakefile. Every rule name starts with `svm_table_`.
+# The shards run in parallel (one core each; scikit-learn's SVC is single-threaded) and a
+# rerun computes only missing shards (finished shard files are committed to git).
+# The data directory comes from $BENCHSUITE_DATA (or ../shared/data, see benchsuite/data.py).
+
+SVM_TABLE_DIR = "tables/svm_mnist"
+SVM_TABLE_NSHARDS = 40
+SVM_TABLE_SHARDS = [f"{SVM_TABLE_DIR}/shards/shard_{k:03d}_of_{SVM_TABLE_NSHARDS:03d}.npz"
+                    for k in range(SVM_TABLE_NSHARDS)]
+
+
+rule svm_table:
+    input:
+        f"{SVM_TABLE_DIR}/svm_mnist.h5",
+        "figures/svm_mnist_heatmap.png",
+
+
+rule svm_table_shards:
+    input:
+        SVM_TABLE_SHARDS,
+
+
+rule svm_table_shard:
+    output:
+        SVM_TABLE_DIR + "/shards/shard_{k}_of_" + f"{SVM_TABLE_NSHARDS:03d}" + ".npz",
+    wildcard_constraints:
+        k=r"\d{3}",
+    threads: 1
+    log:
+        SVM_TABLE_DIR + "/logs/shard_{k}.log",
+    shell:
+        "python {SVM_TABLE_DIR}/build.py shard --shard {wildcards.k} --of {SVM_TABLE_NSHARDS} > {log} 2>&1"
+
+
+rule svm_table_merge:
+    input:
+        SVM_TABLE_SHARDS,
+    output:
+        SVM_TABLE_DIR + "/svm_mnist.h5",
+    shell:
+        "python {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output}"
+
+
+rule svm_table_heatmap:
+    input:
+        SVM_TABLE_DIR + "/svm_mnist.h5",
+    output:
+        png="figures/svm_mnist_heatmap.png",
+        pdf="figures/svm_mnist_heatmap.pdf",
+    shell:
+        "python analysis/svm_heatmap.py --table {input} --out {output.png} --out {output.pdf}"
