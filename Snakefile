@@ -1,0 +1,166 @@
+# benchsuite workflow: protocols -> runs -> aggregates -> figures, tables and reports.
+#
+#   snakemake all --cores all             # the default protocol set (protocols/default_set.yaml)
+#   snakemake smoke --cores 2             # tiny end-to-end check (CI)
+#   snakemake <protocol> --cores all      # one protocol, e.g. a paper experiment
+#   snakemake papers --cores all          # every protocol outside the default set
+#   snakemake tables --cores 1            # rebuild the lookup tables (if their recipes exist)
+#   snakemake all --executor slurm --jobs 100 --default-resources slurm_account=ACC slurm_partition=PART
+#
+# Every protocol file is validated when the workflow is parsed, before any job runs: a
+# mistake stops the workflow with the file, the key and what is wrong.
+# Options (--config KEY=VALUE): protocol_dir (default: protocols/ next to this file).
+
+import os
+import sys
+
+from snakemake.exceptions import WorkflowError
+
+from benchsuite.errors import BenchsuiteError
+from benchsuite.protocol import load_protocols, load_set, protocol_files
+from analysis.outputs import aggregate_outputs, report_outputs
+
+
+def _rel(path):
+    """A path relative to the working directory when it lies below it (shorter messages)."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+PROTOCOL_DIR = _rel(config.get("protocol_dir", os.path.join(workflow.basedir, "protocols")))
+PY = sys.executable  # the interpreter running Snakemake has benchsuite installed
+RESERVED = {"all", "papers", "tables", "run", "aggregate", "report", "index"}
+
+try:
+    PROTOCOLS = load_protocols(PROTOCOL_DIR)
+    DEFAULT = load_set(PROTOCOL_DIR, PROTOCOLS)
+except BenchsuiteError as exc:
+    raise WorkflowError(f"invalid protocol: {exc}") from None
+for _name, _p in PROTOCOLS.items():
+    if _name in RESERVED:
+        raise WorkflowError(f"invalid protocol: {_p.path}: name: {_name!r} is reserved for a workflow target; rename the file")
+    for _label, _why in _p.skipped:
+        print(f"benchsuite: protocol {_name}: skipping optimizer {_label}: {_why}", file=sys.stderr)
+PAPERS = [n for n in PROTOCOLS if n not in DEFAULT and n != "smoke"]
+JOBS = {job.key: (p, job) for p in PROTOCOLS.values() for job in p.jobs()}
+
+
+def _job(wc):
+    key = (wc.protocol, wc.benchmark, wc.optimizer, int(wc.rep))
+    if key not in JOBS:
+        raise WorkflowError(f"no run {key} in the protocols of {PROTOCOL_DIR}")
+    return JOBS[key]
+
+
+def _resource(name):
+    return lambda wc: _job(wc)[0].job_resources(_job(wc)[1].benchmark)[name]
+
+
+wildcard_constraints:
+    protocol=r"[A-Za-z][A-Za-z0-9_]*",
+    benchmark=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    optimizer=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+    rep=r"\d{3}",
+
+
+localrules: all, papers, tables, aggregate, index
+
+
+rule all:
+    """The default protocol set and the report page over it."""
+    input:
+        "reports/index.md",
+
+
+rule papers:
+    """Every protocol outside the default set (the paper experiments)."""
+    input:
+        [report_outputs(PROTOCOLS[n])[-1] for n in PAPERS],
+
+
+# one target per protocol, named after it: `snakemake smoke`, `snakemake synthetic`, ...
+for _name in PROTOCOLS:
+
+    rule:
+        name:
+            _name
+        localrule: True
+        input:
+            report_outputs(PROTOCOLS[_name])[-1],
+
+
+rule run:
+    """One run: (protocol, benchmark, optimizer, repetition) -> one result file, written atomically."""
+    output:
+        "results/{protocol}/{benchmark}/{optimizer}/rep{rep}.csv",
+    log:
+        "results/{protocol}/{benchmark}/{optimizer}/rep{rep}.log",
+    params:
+        args=lambda wc: _job(wc)[0].shell_args(_job(wc)[1]),
+    threads: 1
+    resources:
+        mem_mb=_resource("mem_mb"),
+        runtime=_resource("runtime"),
+        gpu=_resource("gpu"),
+    shell:
+        "{PY:q} -m benchsuite.cli {params.args} --out {output:q} 2> {log:q}"
+
+
+rule aggregate:
+    """All result files of a protocol in one tidy table, with every run's provenance."""
+    input:
+        protocol=lambda wc: PROTOCOLS[wc.protocol].path,
+        runs=lambda wc: PROTOCOLS[wc.protocol].result_paths(),
+    output:
+        runs="results/{protocol}/runs.csv.gz",
+        provenance="results/{protocol}/provenance.json",
+    shell:
+        "{PY:q} -m analysis aggregate {input.protocol:q}"
+
+
+for _name, _p in PROTOCOLS.items():
+
+    rule:
+        name:
+            f"report_{_name}"
+        localrule: True
+        input:
+            aggregate_outputs(_p),
+            protocol=_p.path,
+        output:
+            report_outputs(_p),
+        shell:
+            "{PY:q} -m analysis report {input.protocol:q}"
+
+
+rule index:
+    """The top-level report over the default protocol set."""
+    input:
+        pages=[report_outputs(PROTOCOLS[n])[-1] for n in DEFAULT],
+        protocols=[PROTOCOLS[n].path for n in DEFAULT],
+    output:
+        "reports/index.md",
+    shell:
+        "{PY:q} -m analysis index {input.protocols:q} --out {output:q}"
+
+
+# Lookup tables the project computes itself: their recipes live next to them.
+_rules_before = {r.name for r in workflow.rules}
+if os.path.exists(os.path.join(workflow.basedir, "tables", "svm_mnist.smk")):
+
+    include: "tables/svm_mnist.smk"
+
+
+_TABLE_TARGETS = [
+    f
+    for r in workflow.rules
+    if r.name not in _rules_before and not r.has_wildcards()
+    for f in r.output
+]
+
+if "tables" not in {r.name for r in workflow.rules}:
+
+    rule tables:
+        """Rebuild the lookup tables (the outputs of the rules in tables/*.smk)."""
+        input:
+            _TABLE_TARGETS,

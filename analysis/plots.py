@@ -1,0 +1,152 @@
+"""Figures: median and quartile curves per optimizer (fabolas.txt Figure 2 style) and ranks.
+
+One panel per benchmark, one colour per optimizer (the same in every panel and figure),
+the median as a step line and the 25th-75th percentile band shaded (fabolas.txt Sec. 4:
+"medians, along with 25th and 75th percentiles"). Each figure is saved as PNG and PDF.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+X_LABELS = {
+    "time": "wall-clock time [s] (simulated: evaluation cost + optimizer overhead)",
+    "time_no_overhead": "wall-clock time [s] (simulated: evaluation cost only)",
+    "evaluations": "function evaluations",
+}
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def colours(optimizers: Sequence[str]) -> dict[str, tuple]:
+    """A fixed colour per optimizer label, in protocol order."""
+    plt = _pyplot()
+    cmap = plt.get_cmap("tab10" if len(optimizers) <= 10 else "tab20")
+    return {o: cmap(i % cmap.N) for i, o in enumerate(optimizers)}
+
+
+def _log_ticks(axis) -> None:
+    """Plain numbers on a log axis; minor ticks at 2 and 5 labelled only when it spans < 2 decades."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def plain(v: float, _pos: int) -> str:
+        return f"{v:g}"
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(plain))
+    lo, hi = axis.get_view_interval()
+    if lo > 0 and hi / lo < 100:
+        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+        axis.set_minor_formatter(FuncFormatter(plain))
+    else:
+        axis.set_minor_formatter(NullFormatter())
+
+
+def _layout(n: int) -> tuple[int, int]:
+    ncols = min(n, 3)
+    return math.ceil(n / ncols), ncols
+
+
+def save(fig, stem: str | os.PathLike) -> list[str]:
+    """Save ``fig`` as ``stem.png`` (150 dpi) and ``stem.pdf``; returns both paths."""
+    stem = Path(stem)
+    out = []
+    for ext, kw in (("png", {"dpi": 150}), ("pdf", {})):
+        path = stem.with_suffix("." + ext)
+        tmp = path.with_name(path.name + ".part")
+        fig.savefig(tmp, format=ext, bbox_inches="tight", **kw)
+        os.replace(tmp, path)
+        out.append(str(path))
+    _pyplot().close(fig)
+    return out
+
+
+def plot_curves(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str, y_label: str, title: str,
+                benchmarks: Sequence[str], optimizers: Sequence[str], reps: int, stem: str | os.PathLike,
+                x_label: str | None = None, budgets: dict[str, float | None] | None = None) -> list[str]:
+    """Median and 25/75 percentile curves per optimizer, one panel per benchmark; saves PNG + PDF."""
+    plt = _pyplot()
+    nrows, ncols = _layout(len(benchmarks))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    col = colours(optimizers)
+    for ax, bench in zip(axes.flat, benchmarks):
+        sb = summary[summary["benchmark"] == bench]
+        for opt in optimizers:
+            s = sb[sb["optimizer"] == opt].sort_values("x")
+            ok = s["median"].notna().to_numpy().copy()
+            if y_scale == "log":
+                ok &= (s["median"] > 0).to_numpy()
+            if not ok.any():
+                continue
+            x = s["x"].to_numpy(float)[ok]
+            ax.step(x, s["median"].to_numpy(float)[ok], where="post", color=col[opt], lw=1.8, label=opt)
+            lo, hi = s["q25"].to_numpy(float)[ok], s["q75"].to_numpy(float)[ok]
+            if y_scale == "log":
+                lo = np.where(lo > 0, lo, np.nan)
+            ax.fill_between(x, lo, hi, step="post", color=col[opt], alpha=0.2, lw=0)
+        ax.set_xscale(x_scale)
+        ax.set_yscale(y_scale)
+        if x_scale == "log":
+            _log_ticks(ax.xaxis)
+        if y_scale == "log":
+            _log_ticks(ax.yaxis)
+        if budgets and budgets.get(bench):
+            ax.axvline(budgets[bench], color="0.5", ls=":", lw=1)
+        ax.set_title(f"{bench} ({reps} repetitions)", fontsize=10)
+        ax.set_xlabel(x_label or X_LABELS[axis], fontsize=8)
+        ax.set_ylabel(y_label, fontsize=9)
+        ax.grid(True, which="major", alpha=0.3)
+        ax.tick_params(which="both", labelsize=8)
+    for ax in list(axes.flat)[len(benchmarks):]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), frameon=False,
+                   bbox_to_anchor=(0.5, 0.0), fontsize=9)
+    fig.suptitle(title + f"\nmedian and 25th-75th percentiles over {reps} repetitions", fontsize=11)
+    fig.tight_layout()
+    return save(fig, stem)
+
+
+def plot_ranks(ranks: pd.DataFrame, *, axes_spec: Sequence[tuple[str, str, str]], optimizers: Sequence[str],
+               reps: int, n_benchmarks: int, title: str, stem: str | os.PathLike) -> list[str]:
+    """Average rank over time; one panel per x axis. ``axes_spec`` is (axis, x scale, x label)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(axes_spec), figsize=(5.2 * len(axes_spec), 3.8), squeeze=False)
+    col = colours(optimizers)
+    for ax, (axis, scale, label) in zip(axes.flat, axes_spec):
+        r = ranks[ranks["axis"] == axis]
+        for opt in optimizers:
+            s = r[r["optimizer"] == opt].sort_values("x")
+            s = s[s["rank"].notna()]
+            if len(s):
+                ax.step(s["x"], s["rank"], where="post", color=col[opt], lw=1.8, label=opt)
+        ax.set_xscale(scale)
+        if scale == "log" and len(r):
+            _log_ticks(ax.xaxis)
+        ax.set_ylim(0.8, max(len(optimizers), 1) + 0.2)
+        ax.invert_yaxis()
+        ax.set_xlabel(label, fontsize=8)
+        ax.set_ylabel("average rank (1 = best)", fontsize=9)
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(which="both", labelsize=8)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), frameon=False,
+                   bbox_to_anchor=(0.5, 0.0), fontsize=9)
+    over = f"{n_benchmarks} benchmark{'s' if n_benchmarks > 1 else ''} x {reps} repetitions"
+    fig.suptitle(f"{title}\naverage rank over {over}", fontsize=11)
+    fig.tight_layout()
+    return save(fig, stem)

@@ -1,0 +1,239 @@
+"""A protocol's figures, tables and report page, and the index page over several protocols."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchsuite.protocol import QUANTITY_LABELS, Protocol
+from benchsuite.results import atomic_write_text
+
+from . import plots, tables
+from .load import add_quantity, read_aggregate
+from .outputs import report_outputs
+from .steps import average_rank, default_grids, summarise, trajectories, value_at
+
+
+def _budget(protocol: Protocol, axis: str) -> dict[str, float | None]:
+    return {b.label: (b.budget.seconds if axis == "time" else b.budget.evaluations) for b in protocol.benchmarks}
+
+
+def _x_label(protocol: Protocol, axis: str) -> str:
+    if axis == "time" and not protocol.include_overhead:
+        return plots.X_LABELS["time_no_overhead"]
+    return plots.X_LABELS[axis]
+
+
+def _table_axis(protocol: Protocol) -> dict[str, tuple[str, float]]:
+    out = {}
+    for b in protocol.benchmarks:
+        axis = protocol.table_at
+        if axis == "budget":
+            axis = "evaluations" if b.budget.evaluations is not None else "time"
+        out[b.label] = (axis, float(b.budget.evaluations if axis == "evaluations" else b.budget.seconds))
+    return out
+
+
+def _optima(df: pd.DataFrame, protocol: Protocol) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for b in protocol.benchmarks:
+        if b.optimum is not None:
+            out[b.label] = b.optimum
+            continue
+        vals = df.loc[df["benchmark"] == b.label, "optimum"].dropna()
+        out[b.label] = float(vals.iloc[0]) if len(vals) else None
+    return out
+
+
+def analyse(protocol: Protocol, df: pd.DataFrame, outdir: str | os.PathLike) -> dict[str, Any]:
+    """Write the protocol's figures (PNG + PDF) and tables (Markdown, CSV, LaTeX) to ``outdir``.
+
+    ``df`` is the tidy frame of all its runs (:func:`analysis.load_runs`). Returns what the
+    report page needs: the table in long form and the written files.
+    """
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    benchmarks = [b.label for b in protocol.benchmarks]
+    optimizers = [o.label for o in protocol.optimizers]
+    df = df[df["optimizer"].isin(optimizers) & df["benchmark"].isin(benchmarks)]
+    df = add_quantity(df, protocol.quantity, {b.label: b.optimum for b in protocol.benchmarks})
+    reps = protocol.repetitions
+    ylab = QUANTITY_LABELS[protocol.quantity]
+    files: list[str] = []
+    rank_parts = []
+    for axis in protocol.plots.x:
+        scale = protocol.plots.scale(axis)
+        budgets = _budget(protocol, axis)
+        grids = default_grids(df, axis, scale, budgets)
+        summary = summarise(trajectories(df, axis, grids))
+        files += plots.plot_curves(
+            summary, axis=axis, x_scale=scale, y_scale=protocol.plots.y_scale, y_label=ylab,
+            title=f"{protocol.name}: {ylab} vs {'wall-clock time' if axis == 'time' else 'evaluations'}",
+            benchmarks=benchmarks, optimizers=optimizers, reps=reps, stem=out / f"curves_{axis}",
+            x_label=_x_label(protocol, axis), budgets=budgets if axis == "time" else None)
+        # ranks on a grid of fractions of each benchmark's horizon, so benchmarks can be averaged
+        his = {b: float(g[-1]) for b, g in grids.items()}
+        if len(benchmarks) > 1:
+            frac = np.geomspace(1e-2, 1, 100) if scale == "log" else np.linspace(1e-2, 1, 100)
+            rgrids = {b: frac * his[b] for b in benchmarks}
+        else:
+            rgrids = grids
+        ranks = average_rank(trajectories(df, axis, rgrids))
+        if len(benchmarks) > 1:
+            ranks["x"] = ranks["x"] / ranks["benchmark"].map(his)
+            ranks["x"] = ranks["x"].round(12)
+            ranks = ranks.groupby(["optimizer", "x"], sort=False)["rank"].mean().reset_index()
+        ranks["axis"] = axis
+        rank_parts.append(ranks)
+    rank_axes = []
+    for axis in protocol.plots.x:
+        label = _x_label(protocol, axis)
+        if len(benchmarks) > 1:
+            label = ("fraction of the time horizon" if axis == "time" else "fraction of the evaluation budget") + \
+                " (each benchmark's own)"
+        rank_axes.append((axis, protocol.plots.scale(axis), label))
+    files += plots.plot_ranks(pd.concat(rank_parts, ignore_index=True), axes_spec=rank_axes, optimizers=optimizers,
+                              reps=reps, n_benchmarks=len(benchmarks), title=protocol.name, stem=out / "rank")
+
+    at = _table_axis(protocol)
+    values = pd.concat([value_at(df[df["benchmark"] == b], at[b][0], {b: at[b][1]}) for b in benchmarks],
+                       ignore_index=True)
+    table = tables.budget_table(values, at, _optima(df, protocol), benchmarks, optimizers)
+    caption = (f"{protocol.name}: {ylab} at the budget, mean ± standard error over {reps} repetitions "
+               f"(best mean in bold).")
+    for name, text in (("table.md", tables.to_markdown(table, caption)), ("table.csv", tables.to_csv(table)),
+                       ("table.tex", tables.to_latex(table, caption, label=f"tab:{protocol.name}"))):
+        atomic_write_text(out / name, text)
+        files.append(str(out / name))
+    return {"table": table, "caption": caption, "files": files}
+
+
+def _provenance_md(provs: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Provenance", ""]
+    if not provs:
+        return lines + ["(no provenance records)", ""]
+
+    def values(key: str) -> str:
+        c = Counter(str(p.get(key)) for p in provs)
+        return ", ".join(f"`{k}`" + (f" ({n} runs)" if len(c) > 1 else "") for k, n in c.most_common())
+
+    finished = sorted(str(p.get("finished_utc")) for p in provs)
+    lines += [f"- runs: {len(provs)}, finished between {finished[0]} and {finished[-1]} (UTC)",
+              f"- benchsuite version: {values('benchsuite_version')}",
+              f"- git commit: {values('git_commit')}",
+              f"- python {values('python')}, numpy {values('numpy')}",
+              f"- machine: {values('platform')} on {values('hostname')}"]
+    seen = {}
+    for p in provs:
+        seen.setdefault(p.get("benchmark_label") or p.get("benchmark"),
+                        (p.get("benchmark"), p.get("benchmark_settings"), p.get("benchmark_provenance")))
+    for label, (name, settings, bprov) in seen.items():
+        extra = f", provenance {json.dumps(bprov, sort_keys=True)}" if bprov else ""
+        lines.append(f"- benchmark `{label}`: `{name}` with settings `{json.dumps(settings, sort_keys=True)}`{extra}")
+    oseen = {}
+    for p in provs:
+        oseen.setdefault(p.get("optimizer_label") or p.get("optimizer"), (p.get("optimizer"), p.get("optimizer_settings")))
+    for label, (name, settings) in oseen.items():
+        lines.append(f"- optimizer `{label}`: `{name}` with settings `{json.dumps(settings, sort_keys=True)}`")
+    lines += ["", "<details><summary>Every run (seed, trials, file)</summary>", "",
+              "| benchmark | optimizer | repetition | seed | trials | finished (UTC) | file |",
+              "|---|---|---:|---:|---:|---|---|"]
+    for p in sorted(provs, key=lambda p: (str(p.get("benchmark_label")), str(p.get("optimizer_label")),
+                                          int(p.get("repetition", 0) or 0))):
+        lines.append(f"| {p.get('benchmark_label') or p.get('benchmark')} | {p.get('optimizer_label') or p.get('optimizer')}"
+                     f" | {p.get('repetition', '')} | {p.get('seed')} | {p.get('n_trials')} | {p.get('finished_utc')}"
+                     f" | `{p.get('path', '')}` |")
+    lines += ["", "</details>", ""]
+    return lines
+
+
+def protocol_page(protocol: Protocol, result: dict[str, Any], provs: list[dict[str, Any]]) -> str:
+    """The Markdown report page of one protocol (links relative to its own folder)."""
+    b_text = ", ".join(f"`{b.label}`" + (f" ({b.name})" if b.name != b.label else "") for b in protocol.benchmarks)
+    o_text = ", ".join(f"`{o.label}`" + (f" ({o.name})" if o.name != o.label else "") for o in protocol.optimizers)
+    budgets = sorted({(b.budget.evaluations, b.budget.seconds) for b in protocol.benchmarks}, key=str)
+    budget_text = "; ".join(" and ".join(x for x in (f"{e} evaluations" if e else "", f"{s:g} simulated seconds"
+                                                          if s else "") if x) for e, s in budgets)
+    lines = [f"# Protocol `{protocol.name}`", ""]
+    if protocol.description:
+        lines += [protocol.description, ""]
+    if protocol.paper:
+        lines += [f"Reproduces: {protocol.paper}", ""]
+    lines += [f"- benchmarks: {b_text}", f"- optimizers: {o_text}",
+              f"- repetitions: {protocol.repetitions}; budget: {budget_text}; workers: {protocol.workers}; "
+              f"optimizer overhead on the clock: {'yes' if protocol.include_overhead else 'no'}",
+              f"- reported quantity: {QUANTITY_LABELS[protocol.quantity]}; seeds: "
+              f"`derive_seed(protocol, benchmark, optimizer, repetition)`"]
+    for label, why in protocol.skipped:
+        lines.append(f"- **skipped optimizer `{label}`**: unavailable here ({why})")
+    lines.append("")
+    lines += ["## Figures", ""]
+    for axis in protocol.plots.x:
+        what = "wall-clock time" if axis == "time" else "function evaluations"
+        lines += [f"### {QUANTITY_LABELS[protocol.quantity].capitalize()} vs {what}", "",
+                  f"![{protocol.name} curves vs {what}](curves_{axis}.png)", "",
+                  f"Median (line) and 25th-75th percentiles (band) over {protocol.repetitions} repetitions; "
+                  f"[PDF](curves_{axis}.pdf).", ""]
+    lines += ["### Average rank", "", f"![{protocol.name} average rank](rank.png)", "",
+              f"[PDF](rank.pdf).", ""]
+    lines += ["## Table at the budget", "", tables.to_markdown(result["table"], result["caption"]),
+              "Also as [CSV](table.csv) (every statistic: mean, standard error, median, quartiles) and "
+              "[LaTeX](table.tex).", ""]
+    lines += _provenance_md(provs)
+    lines += ["<details><summary>Protocol file</summary>", "", f"`{protocol.path}`:", "", "```yaml",
+              protocol.text.rstrip(), "```", "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def write_protocol_report(protocol: Protocol, runs_path: str | os.PathLike, provenance_path: str | os.PathLike,
+                          outdir: str | os.PathLike) -> list[str]:
+    """Analyse one protocol's aggregated runs and write its figures, tables and ``index.md``."""
+    df = read_aggregate(runs_path, provenance_path)
+    result = analyse(protocol, df, outdir)
+    page = protocol_page(protocol, result, df.attrs.get("provenance", []))
+    atomic_write_text(Path(outdir) / "index.md", page)
+    return result["files"] + [str(Path(outdir) / "index.md")]
+
+
+_LINK = re.compile(r"\]\((?!https?://|/|#)([^)]+)\)")
+
+
+def _demote(page: str) -> str:
+    """Headings one level down (outside fenced code blocks), to nest a page under the index title."""
+    out, fenced = [], False
+    for line in page.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"^#+ ", line):
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def write_index(protocols: Sequence[Protocol], report_dir: str | os.PathLike, out: str | os.PathLike,
+                title: str = "benchsuite results") -> None:
+    """The top-level report: every protocol's page inline (links rewritten), with a contents list."""
+    report_dir = Path(report_dir)
+    lines = [f"# {title}", "",
+             f"Generated by `snakemake all` on {datetime.now(timezone.utc).isoformat(timespec='seconds')} (UTC) "
+             f"from {len(protocols)} protocol(s). Each protocol also has its own page.", "", "## Contents", ""]
+    for p in protocols:
+        lines.append(f"- [{p.name}]({p.name}/index.md)" + (f": {p.description.splitlines()[0]}" if p.description else ""))
+    lines.append("")
+    for p in protocols:
+        page = (report_dir / p.name / "index.md").read_text(encoding="utf-8")
+        page = _LINK.sub(lambda m: f"]({p.name}/{m.group(1)})", page)
+        page = _demote(page)
+        lines += [page, "---", ""]
+    atomic_write_text(out, "\n".join(lines))
+
+
+__all__ = ["analyse", "protocol_page", "report_outputs", "write_index", "write_protocol_report"]

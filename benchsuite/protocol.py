@@ -1,0 +1,550 @@
+"""Experiment protocols: a small, validated YAML schema the workflow expands into runs.
+
+A protocol file ``protocols/<name>.yaml`` says which optimizers run on which benchmarks,
+how often, with what budget, and what the report shows::
+
+    name: synthetic                  # optional; must equal the file name without .yaml
+    description: Random search on the HPOlib synthetic functions
+    paper: dngo.txt Table 1          # optional: the experiment this reproduces
+    benchmarks:                      # or `benchmark:` with a single entry
+      - branin                       # a name, or a mapping:
+      - {name: branin_mf, label: branin_mf_cheap, settings: {cost_s: 10.0},
+         budget: {evaluations: 30}, optimum: 0.397887}
+    optimizers:
+      - random_search                # a name, or {name, settings, label}
+      - {name: random_search, label: rs_x2, settings: {}}
+    repetitions: 10
+    budget: {evaluations: 50, seconds: 3600}    # at least one of the two
+    workers: 1                       # asynchronous workers (default 1)
+    include_overhead: true           # optimizer overhead on the clock (default true)
+    quantity: incumbent_test_loss    # incumbent_loss | incumbent_test_loss | regret
+    plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
+    table: {at: budget}              # budget (default) | evaluations | time: where the table is taken
+    resources: {mem_mb: 1000, runtime: 30, gpu: 0}   # per run job (SLURM); optional
+
+Every key is checked before any job starts; a mistake raises :class:`ProtocolError`
+naming the file, the key (``optimizers[1].settings``) and what is wrong, with a
+did-you-mean for misspelt keys and names. Optimizer and benchmark names are looked up in
+:mod:`benchsuite.registry` and their settings resolved with their declared specs.
+
+A registered optimizer whose module failed to import (a missing optional dependency) is
+not an error: it is dropped from the protocol with the reason kept in
+:attr:`Protocol.skipped`, so ``snakemake all`` still runs everything that is available.
+
+Seeds: run ``(benchmark label, optimizer label, repetition)`` of protocol ``name`` gets
+``derive_seed(name, benchmark label, optimizer label, repetition)``, so adding an
+optimizer, a benchmark or a repetition never changes the seeds of the other runs.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import BenchsuiteError, ProtocolError, UnknownNameError
+from .seeding import derive_seed
+
+QUANTITIES = ("incumbent_loss", "incumbent_test_loss", "regret")
+QUANTITY_LABELS = {
+    "incumbent_loss": "incumbent's validation loss",
+    "incumbent_test_loss": "incumbent's test loss",
+    "regret": "regret of the incumbent (test loss - optimum)",
+}
+AXES = ("time", "evaluations")
+SCALES = ("log", "linear")
+TABLE_AT = ("budget", "evaluations", "time")  # budget: each benchmark's evaluation budget, else its time budget
+SET_FILE = "default_set.yaml"  # lists the protocols `snakemake all` runs; not a protocol itself
+_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+_TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
+             "workers", "include_overhead", "quantity", "plots", "table", "resources")
+_BENCH_KEYS = ("name", "label", "settings", "budget", "optimum")
+_OPT_KEYS = ("name", "label", "settings")
+_BUDGET_KEYS = ("evaluations", "seconds")
+_PLOT_KEYS = ("x", "time_scale", "evaluations_scale", "y_scale")
+_TABLE_KEYS = ("at",)
+_RESOURCE_KEYS = ("mem_mb", "runtime", "gpu")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A run's budget: evaluations and/or simulated seconds (at least one)."""
+
+    evaluations: int | None = None
+    seconds: float | None = None
+
+    def cli_args(self) -> list[str]:
+        """The ``benchsuite run`` arguments for this budget."""
+        out: list[str] = []
+        if self.evaluations is not None:
+            out += ["--budget-evals", str(self.evaluations)]
+        if self.seconds is not None:
+            out += ["--budget-seconds", repr(float(self.seconds))]
+        return out
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """One benchmark of a protocol: registered name, unique label, settings, budget."""
+
+    name: str
+    label: str
+    settings: dict[str, Any]
+    budget: Budget
+    optimum: float | None = None  # overrides the benchmark's own known optimum for regret
+    gpu: str = "no"  # the benchmark's declared GPU need: no / optional / required
+
+
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """One optimizer of a protocol: registered name, unique label and its settings."""
+
+    name: str
+    label: str
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """Which x axes to draw and on which scales."""
+
+    x: tuple[str, ...] = AXES
+    time_scale: str = "log"
+    evaluations_scale: str = "linear"
+    y_scale: str = "linear"
+
+    def scale(self, axis: str) -> str:
+        """The scale of x axis ``axis`` ("time" or "evaluations")."""
+        return self.time_scale if axis == "time" else self.evaluations_scale
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Per-job resources for cluster executors (Snakemake's ``resources:``)."""
+
+    mem_mb: int = 2000
+    runtime: int = 60  # minutes
+    gpu: int = 0
+
+
+@dataclass(frozen=True)
+class Job:
+    """One run of a protocol: (benchmark, optimizer, repetition) with its seed and result path."""
+
+    protocol: str
+    benchmark: BenchmarkSpec
+    optimizer: OptimizerSpec
+    repetition: int
+    seed: int
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        """(protocol, benchmark label, optimizer label, repetition)."""
+        return (self.protocol, self.benchmark.label, self.optimizer.label, self.repetition)
+
+    @property
+    def result_path(self) -> str:
+        """The result file, relative to the workflow directory."""
+        return result_path(self.protocol, self.benchmark.label, self.optimizer.label, self.repetition)
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A validated protocol (see the module docstring for the YAML schema)."""
+
+    name: str
+    path: str
+    benchmarks: tuple[BenchmarkSpec, ...]
+    optimizers: tuple[OptimizerSpec, ...]
+    repetitions: int
+    workers: int = 1
+    include_overhead: bool = True
+    quantity: str = "incumbent_test_loss"
+    plots: PlotSpec = PlotSpec()
+    table_at: str = "budget"
+    resources: Resources = Resources()
+    description: str = ""
+    paper: str = ""
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (optimizer label, why it is unavailable)
+    text: str = ""  # the file's text, for the report's provenance
+
+    def jobs(self) -> list[Job]:
+        """Every run of the protocol, benchmark-major, in a stable order."""
+        return [Job(self.name, b, o, r, derive_seed(self.name, b.label, o.label, r))
+                for b in self.benchmarks for o in self.optimizers for r in range(self.repetitions)]
+
+    def job(self, benchmark: str, optimizer: str, repetition: int) -> Job:
+        """The job with these labels; raises :class:`ProtocolError` if there is none."""
+        b = {x.label: x for x in self.benchmarks}.get(benchmark)
+        o = {x.label: x for x in self.optimizers}.get(optimizer)
+        if b is None or o is None or not 0 <= int(repetition) < self.repetitions:
+            raise ProtocolError(f"{self.path}: protocol {self.name!r} has no run ({benchmark}, {optimizer}, "
+                                f"repetition {repetition})")
+        r = int(repetition)
+        return Job(self.name, b, o, r, derive_seed(self.name, b.label, o.label, r))
+
+    def result_paths(self) -> list[str]:
+        """Result files of every run."""
+        return [j.result_path for j in self.jobs()]
+
+    def command(self, job: Job, out: str | None = None, exe: Sequence[str] = ("benchsuite",)) -> list[str]:
+        """The ``benchsuite run`` argv for ``job`` (``--out`` appended when ``out`` is given)."""
+        argv = [*exe, "run", "--benchmark", job.benchmark.name, "--optimizer", job.optimizer.name,
+                "--seed", str(job.seed), *job.benchmark.budget.cli_args(), "--workers", str(self.workers), "-q"]
+        for k, v in job.optimizer.settings.items():
+            argv += ["--set", f"{k}={_cli_value(v)}"]
+        for k, v in job.benchmark.settings.items():
+            argv += ["--benchmark-set", f"{k}={_cli_value(v)}"]
+        if not self.include_overhead:
+            argv.append("--no-overhead")
+        for k, v in (("protocol", self.name), ("benchmark_label", job.benchmark.label),
+                     ("optimizer_label", job.optimizer.label), ("repetition", job.repetition)):
+            argv += ["--meta", f"{k}={v}"]
+        if out is not None:
+            argv += ["--out", out]
+        return argv
+
+    def shell_args(self, job: Job) -> str:
+        """The arguments after ``benchsuite`` of :meth:`command`, quoted for a shell, without ``--out``."""
+        return shlex.join(self.command(job, exe=()))
+
+    def job_resources(self, benchmark: BenchmarkSpec) -> dict[str, int]:
+        """Snakemake resources of a run on ``benchmark`` (a GPU where the benchmark requires one)."""
+        gpu = self.resources.gpu or (1 if benchmark.gpu == "required" else 0)
+        return {"mem_mb": self.resources.mem_mb, "runtime": self.resources.runtime, "gpu": gpu}
+
+
+def result_path(protocol: str, benchmark: str, optimizer: str, repetition: int) -> str:
+    """``results/<protocol>/<benchmark>/<optimizer>/rep<NNN>.csv``."""
+    return f"results/{protocol}/{benchmark}/{optimizer}/rep{int(repetition):03d}.csv"
+
+
+def _cli_value(value: Any) -> str:
+    # strings pass through verbatim (str settings are not re-parsed); anything else as
+    # JSON, which the CLI's YAML parser reads back to the same value
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# -- validation -------------------------------------------------------------------------
+class _Checker:
+    """Collects the file name for messages and checks one value at a time."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def fail(self, key: str, what: str) -> ProtocolError:
+        where = f"{self.path}: {key}: " if key else f"{self.path}: "
+        return ProtocolError(where + what)
+
+    def keys(self, key: str, value: Any, allowed: Sequence[str], required: Sequence[str] = ()) -> dict:
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}, got {_show(value)}")
+        for k in value:
+            if k not in allowed:
+                close = difflib.get_close_matches(str(k), list(allowed), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; allowed keys: {', '.join(allowed)}"
+                raise self.fail(_join(key, str(k)), f"unknown key {str(k)!r}{hint}")
+        for k in required:
+            if k not in value:
+                raise self.fail(_join(key, k), "required key is missing")
+        return dict(value)
+
+    def integer(self, key: str, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise self.fail(key, f"expected an integer >= {minimum}, got {_show(value)}")
+        if value < minimum:
+            raise self.fail(key, f"must be >= {minimum}, got {value}")
+        return int(value)
+
+    def positive(self, key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(key, f"expected a positive number, got {_show(value)}")
+        if not (value > 0 and math.isfinite(value)):
+            raise self.fail(key, f"must be positive and finite, got {value}")
+        return float(value)
+
+    def choice(self, key: str, value: Any, choices: Sequence[str]) -> str:
+        if value not in choices:
+            close = difflib.get_close_matches(str(value), list(choices), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise self.fail(key, f"{_show(value)} is not one of {', '.join(choices)}{hint}")
+        return str(value)
+
+    def string(self, key: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected a string, got {_show(value)}")
+        return value
+
+    def label(self, key: str, value: Any) -> str:
+        value = self.string(key, value)
+        if not _LABEL_RE.match(value):
+            raise self.fail(key, f"label {value!r} must start with a letter or digit and use only letters, "
+                                 "digits and _ . + - (it names result folders)")
+        return value
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _show(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}" if not isinstance(value, (Mapping, list)) else type(value).__name__
+
+
+def _budget(c: _Checker, key: str, raw: Any) -> Budget:
+    raw = c.keys(key, raw, _BUDGET_KEYS)
+    if not raw:
+        raise c.fail(key, "give evaluations and/or seconds")
+    ev = c.integer(_join(key, "evaluations"), raw["evaluations"], 1) if raw.get("evaluations") is not None else None
+    sec = c.positive(_join(key, "seconds"), raw["seconds"]) if raw.get("seconds") is not None else None
+    if ev is None and sec is None:
+        raise c.fail(key, "give evaluations and/or seconds")
+    return Budget(ev, sec)
+
+
+def _settings(c: _Checker, key: str, owner_cls: type, owner: str, raw: Any) -> dict[str, Any]:
+    from .settings import resolve_settings
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise c.fail(key, f"expected a mapping of setting names to values, got {_show(raw)}")
+    declared = getattr(owner_cls, "settings_spec", {}) or {}
+    for k in raw:
+        if k not in declared:
+            close = difflib.get_close_matches(str(k), list(declared), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]!r}?" if close else f"its settings are: {', '.join(declared) or 'none'}"
+            raise c.fail(_join(key, str(k)), f"{owner} has no setting {str(k)!r}; {hint}")
+    try:
+        resolved = resolve_settings(owner, declared, raw)
+    except BenchsuiteError as exc:
+        raise c.fail(key, str(exc)) from None
+    return {k: resolved[k] for k in raw}  # only what the protocol sets, coerced
+
+
+def _lookup(kind: str, name: str) -> tuple[type | None, str]:
+    """(class, "") for a usable plugin, (None, reason) for an unavailable one; raises if unknown."""
+    from . import registry
+
+    table = registry.optimizers() if kind == "optimizer" else registry.benchmarks()
+    entry = table.get(name)
+    if entry is None:
+        close = difflib.get_close_matches(name, list(table), n=3)
+        hint = f"; did you mean {', '.join(repr(x) for x in close)}?" if close else ""
+        raise UnknownNameError(f"unknown {kind} {name!r}{hint} (see `benchsuite list`)")
+    if entry.obj is None:
+        return None, entry.error
+    return entry.obj, ""
+
+
+def _entries(c: _Checker, key: str, raw: Any) -> list[tuple[str, dict]]:
+    """Normalise a list of names-or-mappings to (key path, mapping) pairs."""
+    if isinstance(raw, (str, Mapping)):
+        raw = [raw]
+    if not isinstance(raw, list) or not raw:
+        raise c.fail(key, f"expected a non-empty list, got {_show(raw)}")
+    out = []
+    for i, item in enumerate(raw):
+        k = f"{key}[{i}]"
+        if isinstance(item, str):
+            item = {"name": item}
+        out.append((k, item))
+    return out
+
+
+def _benchmarks(c: _Checker, raw: Mapping, default_budget: Budget | None) -> tuple[BenchmarkSpec, ...]:
+    if ("benchmark" in raw) == ("benchmarks" in raw):
+        raise c.fail("benchmarks", "give exactly one of `benchmark:` (one) or `benchmarks:` (a list)")
+    top = "benchmark" if "benchmark" in raw else "benchmarks"
+    specs: list[BenchmarkSpec] = []
+    for k, item in _entries(c, top, raw[top]):
+        item = c.keys(k, item, _BENCH_KEYS, required=("name",))
+        name = c.string(_join(k, "name"), item["name"])
+        try:
+            cls, why = _lookup("benchmark", name)
+        except UnknownNameError as exc:
+            raise c.fail(_join(k, "name"), str(exc)) from None
+        if cls is None:
+            raise c.fail(_join(k, "name"), f"benchmark {name!r} is unavailable here: {why}")
+        settings = _settings(c, _join(k, "settings"), cls, f"benchmark {name!r}", item.get("settings"))
+        budget = _budget(c, _join(k, "budget"), item["budget"]) if item.get("budget") is not None else default_budget
+        if budget is None:
+            raise c.fail("budget", f"required (or give {_join(k, 'budget')})")
+        optimum = item.get("optimum")
+        if optimum is not None and (isinstance(optimum, bool) or not isinstance(optimum, (int, float))):
+            raise c.fail(_join(k, "optimum"), f"expected a number, got {_show(optimum)}")
+        label = c.label(_join(k, "label"), item.get("label", name))
+        gpu = getattr(getattr(cls, "requirements", None), "gpu", "no")
+        specs.append(BenchmarkSpec(name, label, settings, budget, None if optimum is None else float(optimum), gpu))
+    _unique(c, top, [s.label for s in specs])
+    return tuple(specs)
+
+
+def _optimizers(c: _Checker, raw: Any) -> tuple[tuple[OptimizerSpec, ...], tuple[tuple[str, str], ...]]:
+    specs: list[OptimizerSpec] = []
+    skipped: list[tuple[str, str]] = []
+    labels: list[str] = []
+    for k, item in _entries(c, "optimizers", raw):
+        item = c.keys(k, item, _OPT_KEYS, required=("name",))
+        name = c.string(_join(k, "name"), item["name"])
+        label = c.label(_join(k, "label"), item.get("label", name))
+        labels.append(label)
+        try:
+            cls, why = _lookup("optimizer", name)
+        except UnknownNameError as exc:
+            raise c.fail(_join(k, "name"), str(exc)) from None
+        if cls is None:
+            skipped.append((label, why))
+            continue
+        settings = _settings(c, _join(k, "settings"), cls, f"optimizer {name!r}", item.get("settings"))
+        specs.append(OptimizerSpec(name, label, settings))
+    _unique(c, "optimizers", labels)
+    if not specs:
+        raise c.fail("optimizers", "no optimizer of this protocol is available here: "
+                     + "; ".join(f"{lab}: {why}" for lab, why in skipped))
+    return tuple(specs), tuple(skipped)
+
+
+def _unique(c: _Checker, key: str, labels: list[str]) -> None:
+    seen: set[str] = set()
+    for lab in labels:
+        if lab in seen:
+            raise c.fail(key, f"label {lab!r} is used twice; give the entries distinct `label:`s")
+        seen.add(lab)
+
+
+def _check_pairs(c: _Checker, benchmarks: Sequence[BenchmarkSpec], optimizers: Sequence[OptimizerSpec],
+                 workers: int) -> None:
+    """Reject optimizer/benchmark pairings the optimizer cannot run (synthetic benchmarks only).
+
+    Only synthetic benchmarks are built at validation time: tabular and live ones may load
+    large files, and their pairings are checked when the run starts.
+    """
+    from . import registry
+    from .errors import UnsupportedError
+
+    for b in benchmarks:
+        cls = registry.get_benchmark(b.name)
+        if getattr(cls, "kind", "") != "synthetic":
+            continue
+        try:
+            bench = cls(**b.settings)
+        except BenchsuiteError:
+            continue
+        for o in optimizers:
+            try:
+                registry.get_optimizer(o.name).check_supports(bench.space, bench.fidelity, workers)
+            except UnsupportedError as exc:
+                raise c.fail("optimizers", f"{o.label} cannot run on {b.label}: {exc}") from None
+
+
+def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "") -> Protocol:
+    """Validate a loaded YAML document; ``name`` defaults to the file's stem."""
+    c = _Checker(path)
+    if raw is None:
+        raise c.fail("", "the file is empty")
+    raw = c.keys("", raw, _TOP_KEYS, required=("optimizers", "repetitions"))
+    stem = name or Path(path).stem
+    pname = c.string("name", raw.get("name", stem))
+    if pname != stem:
+        raise c.fail("name", f"{pname!r} must equal the file name {stem!r} (it names targets and result folders)")
+    if not _NAME_RE.match(pname):
+        raise c.fail("name", f"{pname!r} must start with a letter and use only letters, digits and _ "
+                             "(it becomes a Snakemake target)")
+    budget = _budget(c, "budget", raw["budget"]) if raw.get("budget") is not None else None
+    benchmarks = _benchmarks(c, raw, budget)
+    optimizers, skipped = _optimizers(c, raw["optimizers"])
+    reps = c.integer("repetitions", raw["repetitions"], 1)
+    workers = c.integer("workers", raw.get("workers", 1), 1)
+    overhead = raw.get("include_overhead", True)
+    if not isinstance(overhead, bool):
+        raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")
+    quantity = c.choice("quantity", raw.get("quantity", "incumbent_test_loss"), QUANTITIES)
+
+    p = c.keys("plots", raw.get("plots") or {}, _PLOT_KEYS)
+    xs = p.get("x", list(AXES))
+    if isinstance(xs, str):
+        xs = [xs]
+    if not isinstance(xs, list) or not xs:
+        raise c.fail("plots.x", f"expected a non-empty list of {', '.join(AXES)}")
+    xs = tuple(c.choice(f"plots.x[{i}]", x, AXES) for i, x in enumerate(xs))
+    plots = PlotSpec(xs, *(c.choice(f"plots.{k}", p.get(k, d), SCALES)
+                           for k, d in (("time_scale", "log"), ("evaluations_scale", "linear"), ("y_scale", "linear"))))
+
+    t = c.keys("table", raw.get("table") or {}, _TABLE_KEYS)
+    table_at = c.choice("table.at", t.get("at", "budget"), TABLE_AT)
+    if table_at == "time" and any(b.budget.seconds is None for b in benchmarks):
+        raise c.fail("table.at", "'time' needs a budget in seconds for every benchmark (or use 'budget')")
+    if table_at == "evaluations" and any(b.budget.evaluations is None for b in benchmarks):
+        raise c.fail("table.at", "'evaluations' needs a budget in evaluations for every benchmark (or use 'budget')")
+
+    r = c.keys("resources", raw.get("resources") or {}, _RESOURCE_KEYS)
+    resources = Resources(
+        mem_mb=c.integer("resources.mem_mb", r.get("mem_mb", Resources.mem_mb), 1),
+        runtime=c.integer("resources.runtime", r.get("runtime", Resources.runtime), 1),
+        gpu=c.integer("resources.gpu", r.get("gpu", Resources.gpu), 0),
+    )
+    description = c.string("description", raw.get("description", "") or "")
+    paper = c.string("paper", raw.get("paper", "") or "")
+    _check_pairs(c, benchmarks, optimizers, workers)
+    return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
+                    resources, description.strip(), paper, skipped, text)
+
+
+def load_protocol(path: str | Path) -> Protocol:
+    """Read and validate one protocol file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProtocolError(f"{p}: cannot read the protocol ({exc.strerror})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ProtocolError(f"{p}: not valid YAML ({exc})") from None
+    return parse_protocol(raw, str(p), text=text)
+
+
+def protocol_files(directory: str | Path = "protocols") -> list[Path]:
+    """The protocol files of a directory (every ``*.yaml`` except the set file)."""
+    return sorted(f for f in Path(directory).glob("*.yaml") if f.name != SET_FILE)
+
+
+def load_protocols(directory: str | Path = "protocols") -> dict[str, Protocol]:
+    """Every protocol of a directory by name; the first invalid one raises :class:`ProtocolError`."""
+    return {p.name: p for p in map(load_protocol, protocol_files(directory))}
+
+
+def load_set(directory: str | Path = "protocols", known: Mapping[str, Protocol] | None = None) -> list[str]:
+    """The protocol names listed in ``default_set.yaml`` (key ``protocols``), checked against ``known``."""
+    path = Path(directory) / SET_FILE
+    c = _Checker(str(path))
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProtocolError(f"{path}: cannot read the default protocol set ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ProtocolError(f"{path}: not valid YAML ({exc})") from None
+    raw = c.keys("", raw, ("protocols",), required=("protocols",))
+    names = raw["protocols"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise c.fail("protocols", "expected a list of protocol names")
+    if known is not None:
+        for i, n in enumerate(names):
+            if n not in known:
+                close = difflib.get_close_matches(n, list(known), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known protocols: {', '.join(known)}"
+                raise c.fail(f"protocols[{i}]", f"no protocol file {n}.yaml in {directory}{hint}")
+    return list(names)
