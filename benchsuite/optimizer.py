@@ -73,6 +73,8 @@ class Optimizer(ABC):
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.settings = resolve_settings(f"optimizer {self.name!r}", self.settings_spec, settings)
         self.history: list[Trial] = []
+        self._best_full: Trial | None = None  # incumbents kept incrementally: recommend() is O(1)
+        self._best_any: Trial | None = None
         self.setup()
 
     def setup(self) -> None:
@@ -86,6 +88,14 @@ class Optimizer(ABC):
         """Record a finished trial. Subclasses that override it should call ``super().tell``."""
         trial.result = result
         self.history.append(trial)
+        if result.failed:
+            return
+        if self._best_any is None or result.loss < self._best_any.result.loss:
+            self._best_any = trial
+        full = self.fidelity.full if self.fidelity else None
+        at_full = trial.fidelity is None or full is None or math.isclose(trial.fidelity, full)
+        if at_full and (self._best_full is None or result.loss < self._best_full.result.loss):
+            self._best_full = trial
 
     def recommend(self) -> Any | None:
         """The incumbent: the evaluated configuration with the lowest loss at full fidelity.
@@ -93,13 +103,8 @@ class Optimizer(ABC):
         Falls back to the best at any fidelity when nothing has run at full fidelity yet;
         ``None`` before the first successful trial. Fabolas overrides this with a model.
         """
-        done = [t for t in self.history if t.result is not None and not t.result.failed]
-        if not done:
-            return None
-        full = self.fidelity.full if self.fidelity else None
-        at_full = [t for t in done if t.fidelity is None or full is None or math.isclose(t.fidelity, full)]
-        pool = at_full or done
-        return min(pool, key=lambda t: t.result.loss).config
+        best = self._best_full or self._best_any
+        return None if best is None else best.config
 
     # -- helpers for subclasses -----------------------------------------------------------
     def full_fidelity(self) -> float | None:

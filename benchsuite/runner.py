@@ -112,9 +112,10 @@ def run(
     pending: dict[int, Trial] = {}
     n_started = 0
     rows: list[dict[str, Any]] = []
-    test_cache: dict[Any, float] = {}
+    test_cache: dict[Any, tuple[str, float]] = {}  # incumbent key -> (JSON text, test loss)
     best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
     full = benchmark.fidelity.full if benchmark.fidelity else None
+    last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
 
     def can_start(t: float) -> bool:
         if budget_evals is not None and n_started >= budget_evals:
@@ -173,17 +174,17 @@ def run(
                 best_loss[key] = (rank[0], result.loss)
         inc_json = inc_loss = inc_test = None
         if incumbent is not None:
-            incumbent = space.validate(incumbent)
-            ikey = space.key(incumbent)
-            inc_json = json.loads(space.to_json(incumbent))
+            if incumbent is not last_incumbent[0]:  # most tells leave the incumbent unchanged
+                last_incumbent[:] = [incumbent, space.key(space.validate(incumbent))]
+            ikey = last_incumbent[1]
             inc_loss = best_loss.get(ikey, (0, math.nan))[1]
             if ikey not in test_cache:
-                test_cache[ikey] = float(benchmark.test_loss(incumbent))
-            inc_test = test_cache[ikey]
+                test_cache[ikey] = (space.to_json(incumbent), float(benchmark.test_loss(incumbent)))
+            inc_json, inc_test = test_cache[ikey]
         info = {**suggest_info, **result.info}
         rows.append({
             "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
-            "config": json.loads(space.to_json(trial.config)), "fidelity": trial.fidelity,
+            "config": space.to_json(trial.config), "fidelity": trial.fidelity,
             "ask_time": t_ask, "start_time": end - max(0.0, float(result.cost_s)), "end_time": end, "told_time": told,
             "loss": float(result.loss), "cost_s": float(result.cost_s), "overhead_s": ask_s + tell_s,
             "incumbent": inc_json, "incumbent_loss": inc_loss, "incumbent_test_loss": inc_test,

@@ -335,6 +335,7 @@ class Space(SearchSpace):
         if not names:
             raise ValueError("a Space needs at least one variable")
         self.variables: tuple[Variable, ...] = tuple(variables)
+        self._names = tuple(names)
         self._by_name = {v.name: v for v in variables}
         n_cont = sum(not v.is_discrete for v in variables)
         self.kind = "continuous" if n_cont == len(names) else "discrete" if n_cont == 0 else "mixed"
@@ -342,7 +343,7 @@ class Space(SearchSpace):
     # -- basic container protocol -------------------------------------------------
     @property
     def names(self) -> list[str]:
-        return [v.name for v in self.variables]
+        return list(self._names)
 
     def __len__(self) -> int:
         return len(self.variables)
@@ -366,16 +367,16 @@ class Space(SearchSpace):
     def validate(self, config: Any) -> Config:
         if not isinstance(config, Mapping):
             raise InvalidConfigError(f"a configuration must be a mapping of {self.names}, got {type(config).__name__}")
-        unknown = [k for k in config if k not in self._by_name]
-        if unknown:
-            raise InvalidConfigError(f"unknown variable(s) {unknown}; this space has {self.names}")
-        missing = [n for n in self.names if n not in config]
-        if missing:
+        if len(config) != len(self._names) or any(n not in config for n in self._names):
+            unknown = [k for k in config if k not in self._by_name]
+            if unknown:
+                raise InvalidConfigError(f"unknown variable(s) {unknown}; this space has {self.names}")
+            missing = [n for n in self._names if n not in config]
             raise InvalidConfigError(f"configuration is missing variable(s) {missing}")
         return {v.name: v.validate(config[v.name]) for v in self.variables}
 
     def key(self, config: Config) -> tuple:
-        return tuple(_plain(config[n]) for n in self.names)
+        return tuple(_plain(config[n]) for n in self._names)
 
     # -- sampling and neighbours -----------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int | None = None) -> Config | list[Config]:
@@ -448,7 +449,7 @@ class Space(SearchSpace):
             raise InvalidConfigError(f"integer codes need a discrete space; continuous variables: {cont}")
 
     def to_json(self, config: Config) -> str:
-        return json.dumps({n: _plain(config[n]) for n in self.names}, separators=(",", ":"))
+        return json.dumps({n: _plain(config[n]) for n in self._names}, separators=(",", ":"))
 
     def describe(self) -> str:
         lines = [f"{len(self)} variables ({self.kind}):"]

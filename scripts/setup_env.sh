@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install benchsuite with its test extras.
+# torch is pinned to 2.13.0: on these machines that resolves to the CPU wheel in /opt/wheels;
+# an unpinned torch would pull a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if ! command -v uv >/dev/null 2>&1; then
+  "$PY" -m pip install --quiet --user uv 2>/dev/null || "$PY" -m pip install --quiet uv
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+if [ ! -x .venv/bin/python ]; then
+  uv venv --quiet -p "$PY" .venv
+fi
+FIND_LINKS=()
+[ -d /opt/wheels ] && FIND_LINKS=(--find-links /opt/wheels)
+VIRTUAL_ENV=.venv uv pip install --quiet "${FIND_LINKS[@]}" "torch==2.13.0" -e ".[test]"
