@@ -6,6 +6,9 @@
 # rerun computes only missing shards (finished shard files are committed to git).
 # The data directory comes from $BENCHSUITE_DATA (or ../shared/data, see benchsuite/data.py).
 
+import sys as _svm_sys
+
+SVM_TABLE_PY = globals().get("PY", _svm_sys.executable)  # the main Snakefile defines PY
 SVM_TABLE_DIR = "tables/svm_mnist"
 SVM_TABLE_NSHARDS = 40
 SVM_TABLE_SHARDS = [f"{SVM_TABLE_DIR}/shards/shard_{k:03d}_of_{SVM_TABLE_NSHARDS:03d}.npz"
@@ -15,7 +18,7 @@ SVM_TABLE_SHARDS = [f"{SVM_TABLE_DIR}/shards/shard_{k:03d}_of_{SVM_TABLE_NSHARDS
 rule svm_table:
     input:
         f"{SVM_TABLE_DIR}/svm_mnist.h5",
-        "figures/svm_mnist_heatmap.png",
+        SVM_TABLE_DIR + "/svm_mnist_heatmap.png",
 
 
 rule svm_table_shards:
@@ -32,7 +35,7 @@ rule svm_table_shard:
     log:
         SVM_TABLE_DIR + "/logs/shard_{k}.log",
     shell:
-        "python {SVM_TABLE_DIR}/build.py shard --shard {wildcards.k} --of {SVM_TABLE_NSHARDS} > {log} 2>&1"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py shard --shard {wildcards.k} --of {SVM_TABLE_NSHARDS} > {log} 2>&1"
 
 
 rule svm_table_merge:
@@ -41,14 +44,15 @@ rule svm_table_merge:
     output:
         SVM_TABLE_DIR + "/svm_mnist.h5",
     shell:
-        "python {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output}"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output}"
 
 
 rule svm_table_heatmap:
     input:
         SVM_TABLE_DIR + "/svm_mnist.h5",
     output:
-        png="figures/svm_mnist_heatmap.png",
-        pdf="figures/svm_mnist_heatmap.pdf",
+        png=SVM_TABLE_DIR + "/svm_mnist_heatmap.png",
+        pdf=SVM_TABLE_DIR + "/svm_mnist_heatmap.pdf",
+        summary=SVM_TABLE_DIR + "/heatmap_summary.txt",
     shell:
-        "python analysis/svm_heatmap.py --table {input} --out {output.png} --out {output.pdf}"
+        "{SVM_TABLE_PY:q} analysis/svm_heatmap.py --table {input} --out {output.png} --out {output.pdf} > {output.summary}"
