@@ -1,0 +1,62 @@
+"""The registry: built-ins by discovery, third-party plugins through entry points."""
+import importlib.metadata
+import sys
+import textwrap
+
+import pytest
+
+from benchsuite import registry
+from benchsuite.errors import UnknownNameError
+
+
+@pytest.fixture
+def third_party(tmp_path, monkeypatch):
+    """A fake installed distribution registering one optimizer and one benchmark by entry point."""
+    (tmp_path / "acme_plugins.py").write_text(textwrap.dedent('''
+        from benchsuite import Optimizer, Suggestion, Capabilities
+        from benchsuite.benchmarks.synthetic import Branin
+
+        class AcmeSearch(Optimizer):
+            name = "acme_search"
+            description = "ACME's own search"
+            supports = Capabilities(spaces={"continuous"})
+            def ask(self, pending=()):
+                return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+
+        class AcmeBranin(Branin):
+            name = "acme_branin"
+            description = "Branin, the ACME way"
+    '''))
+    dist = tmp_path / "acme_plugins-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-plugins\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[benchsuite.optimizers]\nacme_search = acme_plugins:AcmeSearch\n\n"
+        "[benchsuite.benchmarks]\nacme_branin = acme_plugins:AcmeBranin\nbroken = acme_plugins:DoesNotExist\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry._all.cache_clear()
+    yield
+    registry._all.cache_clear()
+    sys.modules.pop("acme_plugins", None)
+
+
+def test_entry_point_plugins_are_found(third_party):
+    assert registry.optimizers()["acme_search"].source == "acme-plugins"
+    assert registry.get_optimizer("acme_search").description == "ACME's own search"
+    assert registry.make_benchmark("acme_branin").optimum == pytest.approx(0.397887, abs=1e-6)
+    broken = registry.benchmarks()["broken"]
+    assert broken.obj is None and "failed to load" in broken.error
+    with pytest.raises(UnknownNameError, match="unavailable"):
+        registry.get_benchmark("broken")
+
+
+def test_builtins_are_discovered():
+    assert {"random_search", "hyperband"} <= set(registry.optimizers())
+    assert {"branin", "hartmann6", "branin_discrete"} <= set(registry.benchmarks())
+    for entry in list(registry.optimizers().values()) + list(registry.benchmarks().values()):
+        assert entry.description, f"{entry.name} has no description"
+
+
+def test_unknown_names_suggest_close_matches():
+    with pytest.raises(UnknownNameError, match="did you mean hartmann6"):
+        registry.get_benchmark("hartman6")
