@@ -1,0 +1,91 @@
+"""Bridge to SMAC3 (random-forest SMBO) through its ask/tell interface; an optional extra.
+
+SMAC is the SMAC baseline of combo.txt Sec. 4 and the "SMAC-style random forest" of
+dngo.txt. Install with ``pip install 'benchsuite[smac]'`` (SMAC3 needs ``pyrfr``, which
+builds with SWIG; ``pip install swig`` first if the build fails).
+"""
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchsuite.benchmark import Result
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
+from benchsuite.settings import Setting
+from optimizers.models.space_convert import from_configspace, require, to_configspace
+
+
+def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - never called in ask/tell
+    raise RuntimeError("the SMAC bridge uses ask/tell; SMAC must not call the target function")
+
+
+class SMAC(Optimizer):
+    """SMAC3's hyperparameter-optimisation facade (random forest + log EI + local search).
+
+    Construction converts our space to a ConfigSpace (:mod:`optimizers.models.space_convert`)
+    and builds SMAC with ``n_init`` random initial configurations (combo.txt's experiments
+    start every method from 20 random points; SMAC's own default is a Sobol design),
+    deterministic objectives (each configuration evaluated once) and SMAC's default model,
+    acquisition function and interleaved random configurations. ``ask`` and ``tell`` map
+    to ``SMAC.ask``/``SMAC.tell``; a failed trial is told as crashed with the worst loss
+    seen so far as its cost (SMAC's infinite crash cost breaks its log-cost model). SMAC's seed is drawn
+    from the run's optimizer stream, so a run seed fixes SMAC's suggestions.
+    """
+
+    name = "smac"
+    description = "SMAC3 random-forest SMBO via ask/tell (optional extra: pip install 'benchsuite[smac]')"
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    settings_spec = {
+        "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)"),
+        "facade": Setting("hpo", "SMAC facade: hpo (random forest) or bb (Gaussian process)", choices=("hpo", "bb")),
+    }
+
+    def setup(self) -> None:
+        smac = require("smac", "smac")
+        from smac.initial_design import RandomInitialDesign
+
+        facade = smac.HyperparameterOptimizationFacade if self.settings["facade"] == "hpo" \
+            else smac.BlackBoxFacade
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        self.cs = to_configspace(self.space, seed=seed)
+        self._tmp = tempfile.TemporaryDirectory(prefix="benchsuite-smac-")
+        scenario = smac.Scenario(self.cs, output_directory=Path(self._tmp.name), deterministic=True,
+                                 n_trials=10**6, seed=seed)
+        init = RandomInitialDesign(scenario, n_configs=max(int(self.settings["n_init"]), 1), max_ratio=1.0)
+        self.smac = facade(scenario, _fail_target, initial_design=init,
+                           intensifier=facade.get_intensifier(scenario, max_config_calls=1),
+                           logging_level=40, overwrite=True)
+        self._infos: dict[int, Any] = {}  # our trial id -> SMAC TrialInfo
+        self._asked: list[Any] = []  # TrialInfos asked, not yet matched to a trial id
+
+    def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        info = self.smac.ask()
+        self._asked.append(info)
+        return Suggestion(from_configspace(self.space, info.config), self.full_fidelity())
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        super().tell(trial, result)
+        from smac.runhistory.dataclasses import TrialValue
+        from smac.runhistory.enumerations import StatusType
+
+        key = self.space.key(trial.config)
+        info = None
+        for i, cand in enumerate(self._asked):
+            if self.space.key(from_configspace(self.space, cand.config)) == key:
+                info = self._asked.pop(i)
+                break
+        if info is None:  # not one of SMAC's suggestions: nothing to tell it
+            return
+        if result.failed or not math.isfinite(result.loss):
+            # SMAC's default crash cost (inf) turns into NaN in its log-cost model; tell the
+            # worst loss seen so far instead (nothing, if there is none yet)
+            _, losses, _ = self.observations()
+            if not len(losses):
+                return
+            value = TrialValue(cost=float(losses.max()), status=StatusType.CRASHED)
+        else:
+            value = TrialValue(cost=float(result.loss), time=float(result.cost_s))
+        self.smac.tell(info, value, save=False)

@@ -1,0 +1,79 @@
+"""Bridge to Optuna's TPE sampler through its ask/tell interface; an optional extra.
+
+TPE is a baseline of combo.txt Sec. 4 and dngo.txt (the papers used hyperopt's TPE;
+Optuna's TPESampler implements the same tree-structured Parzen estimator). Install with
+``pip install 'benchsuite[tpe]'``.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from benchsuite.benchmark import Result
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
+from benchsuite.settings import Setting
+from optimizers.models.space_convert import from_optuna, require, to_optuna
+
+
+class TPE(Optimizer):
+    """Optuna's TPESampler driven by ``study.ask`` / ``study.tell``.
+
+    ``n_init`` random trials come first (``n_startup_trials``; combo.txt's experiments
+    start from 20 random points, Optuna's default is 10); ``multivariate`` switches on the
+    joint Parzen estimator (off by default, like hyperopt's independent TPE that the
+    papers ran). Running trials are visible to the sampler (``constant_liar``), so
+    asynchronous workers do not all get the same suggestion. Ordinal variables are given
+    to Optuna as their level index (see :mod:`optimizers.models.space_convert`). The
+    sampler's seed comes from the run's optimizer stream. Failed trials are told as FAIL.
+    """
+
+    name = "tpe"
+    description = "Optuna TPE (tree-structured Parzen estimator) via ask/tell (optional extra: pip install 'benchsuite[tpe]')"
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    settings_spec = {
+        "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)"),
+        "n_ei_candidates": Setting(24, "candidates drawn from l(x) per suggestion (Optuna/hyperopt default 24)"),
+        "multivariate": Setting(False, "joint (multivariate) TPE instead of independent per-variable TPE"),
+    }
+
+    def setup(self) -> None:
+        optuna = require("optuna", "tpe")
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        import warnings
+
+        seed = int(self.rng.integers(0, 2**31 - 1))
+        with warnings.catch_warnings():  # multivariate / constant_liar are marked experimental
+            warnings.simplefilter("ignore")
+            sampler = optuna.samplers.TPESampler(
+                seed=seed, n_startup_trials=max(int(self.settings["n_init"]), 0),
+                n_ei_candidates=int(self.settings["n_ei_candidates"]),
+                multivariate=bool(self.settings["multivariate"]), constant_liar=True)
+        self.study = optuna.create_study(direction="minimize", sampler=sampler)
+        self.distributions = to_optuna(self.space)
+        self._asked: list[object] = []  # optuna trials not yet told
+
+    def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            trial = self.study.ask(self.distributions)
+        self._asked.append(trial)
+        return Suggestion(from_optuna(self.space, trial.params), self.full_fidelity())
+
+    def tell(self, trial: Trial, result: Result) -> None:
+        super().tell(trial, result)
+        import optuna
+
+        key = self.space.key(trial.config)
+        match = None
+        for i, t in enumerate(self._asked):
+            if self.space.key(from_optuna(self.space, t.params)) == key:
+                match = self._asked.pop(i)
+                break
+        if match is None:
+            return
+        if result.failed or not math.isfinite(result.loss):
+            self.study.tell(match, state=optuna.trial.TrialState.FAIL)
+        else:
+            self.study.tell(match, float(result.loss))
