@@ -339,7 +339,7 @@ class SvmMnistTabular(Benchmark):
         """Scalar (loss, cost) of one configuration; raises on out-of-range values."""
         if not (-10.0 <= x0 <= 10.0 and -10.0 <= x1 <= 10.0):
             raise InvalidConfigError(f"svm_mnist: (x0, x1) = ({x0!r}, {x1!r}) is outside [-10, 10]^2")
-        i_s = self._s_index.get(s)
+        i_s = self._s_index.get(s) if type(s) is float else None
         if i_s is None:
             s = self.fidelity.validate(s)  # raises with the list of allowed values
             i_s = self._s_index[s]
@@ -352,8 +352,14 @@ class SvmMnistTabular(Benchmark):
     # -- the Benchmark interface -----------------------------------------------------------
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Tabulated validation error and CPU seconds of the nearest grid point."""
-        config, s = self.check(config, fidelity)
-        loss, cost = self.query(config["x0"], config["x1"], self.fidelity.full if s is None else s, seed)
+        if type(config) is dict and len(config) == 2 and type(config.get("x0")) is float \
+                and type(config.get("x1")) is float:
+            x0, x1 = config["x0"], config["x1"]  # fast path; query checks the range and s
+        else:
+            config, _ = self.check(config, None)
+            x0, x1 = config["x0"], config["x1"]
+        s = self.fidelity.full if fidelity is None else fidelity
+        loss, cost = self.query(x0, x1, s, seed)
         if math.isnan(loss):
             raise DataError(f"svm_mnist: no table entry at {config} (partial table {self.table.path})")
         return Result(loss, cost)
