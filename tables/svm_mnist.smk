@@ -19,6 +19,7 @@ rule svm_table:
     input:
         f"{SVM_TABLE_DIR}/svm_mnist.h5",
         SVM_TABLE_DIR + "/svm_mnist_heatmap.png",
+        SVM_TABLE_DIR + "/surrogate_loo.md",
 
 
 rule svm_table_shards:
@@ -56,3 +57,12 @@ rule svm_table_heatmap:
         summary=SVM_TABLE_DIR + "/heatmap_summary.txt",
     shell:
         "{SVM_TABLE_PY:q} analysis/svm_heatmap.py --table {input} --out {output.png} --out {output.pdf} > {output.summary}"
+
+
+rule svm_table_surrogate_loo:
+    input:
+        SVM_TABLE_DIR + "/svm_mnist.h5",
+    output:
+        SVM_TABLE_DIR + "/surrogate_loo.md",
+    shell:
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/surrogate_loo.py --table {input} --out {output}"
