@@ -1,0 +1,229 @@
+"""Tests of the combinatorial baselines: SA, regularized evolution, BOCS, the SMAC and TPE bridges."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from benchsuite.errors import InvalidSettingError, UnsupportedError
+from benchsuite.registry import make_benchmark
+from benchsuite.runner import run
+from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
+from benchsuite.testing import check_optimizer
+from optimizers.bocs import BOCS, InteractionFeatures
+from optimizers.models.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
+from optimizers.models.sparse_blr import HorseshoeRegression
+from optimizers.models.space_convert import from_optuna, optuna_params, to_configspace, to_optuna
+from optimizers.random_search import RandomSearch
+from optimizers.regularized_evolution import RegularizedEvolution
+from optimizers.simulated_annealing import SimulatedAnnealing
+
+HAS_SMAC = importlib.util.find_spec("smac") is not None
+HAS_OPTUNA = importlib.util.find_spec("optuna") is not None
+
+MIXED = Space([Binary("b"), Categorical("c", ["x", "y", "z"]), Ordinal("o", [0.1, 0.5, 2.0]),
+               Integer("n", 1, 8, log=True), Float("lr", 1e-4, 1.0, log=True)])
+
+
+def _best(bench_name: str, opt: type, budget: int, seed: int, settings: dict | None = None, **bset) -> float:
+    out = run(make_benchmark(bench_name, bset), opt, seed=seed, budget_evals=budget, include_overhead=False,
+              optimizer_settings=settings or {})
+    return min(r["loss"] for r in out.rows)
+
+
+# ------------------------------------------------------------------------ shared moves
+def test_random_moves_change_exactly_one_variable_within_its_neighbourhood() -> None:
+    space = Space([Binary("b"), Categorical("c", list("abcde")), Ordinal("o", list(range(6))), Integer("n", 0, 3)])
+    nl, un = space.n_levels, unordered_mask(space)
+    rng = np.random.default_rng(0)
+    x = space.sample_codes(rng, 500)
+    y = random_moves(x, nl, un, rng)
+    diff = x != y
+    assert (diff.sum(axis=1) == 1).all()
+    j = diff.argmax(axis=1)
+    steps = np.abs(x[np.arange(500), j] - y[np.arange(500), j])
+    assert (steps[~un[j]] == 1).all()  # ordinal / integer: adjacent levels only
+    assert set(j.tolist()) == {0, 1, 2, 3}
+    # the code-level neighbourhood equals Space.neighbours
+    c = x[0]
+    got = {tuple(r) for r in all_neighbours(c, nl, un)}
+    want = {tuple(space.to_codes(n)) for n in space.neighbours(space.from_codes(c))}
+    assert got == want
+
+
+def test_anneal_batch_finds_minimum_of_separable_function() -> None:
+    nl = np.array([7] * 6)
+    target = np.array([0, 6, 3, 2, 5, 1])
+    f = lambda c: np.abs(c - target).sum(axis=1).astype(float)  # noqa: E731
+    rng = np.random.default_rng(1)
+    best, fbest = anneal_batch(f, rng.integers(0, 7, (4, 6)), nl, np.zeros(6, bool), rng, n_steps=400)
+    assert fbest.min() == 0 and (best[fbest.argmin()] == target).all()
+
+
+# ------------------------------------------------------------------- sparse regression
+def test_horseshoe_regression_recovers_sparse_coefficients() -> None:
+    rng = np.random.default_rng(0)
+    feats = InteractionFeatures(np.array([2] * 8), 2)
+    X = feats(rng.integers(0, 2, (40, 8)))
+    beta = np.zeros(feats.n_features)
+    beta[[1, 5, 20]] = [3.0, -2.0, 1.5]
+    y = 0.7 + X @ beta + 0.05 * rng.standard_normal(40)
+    model = HorseshoeRegression(np.random.default_rng(3))
+    draws = [model.fit(X, y, 300 if i == 0 else 2) for i in range(100)]
+    mean = np.mean(draws, axis=0)
+    np.testing.assert_allclose(mean[[1, 5, 20]], beta[[1, 5, 20]], atol=0.3)
+    assert np.abs(np.delete(mean, [1, 5, 20])).max() < 0.3
+    assert model.intercept(mean) == pytest.approx(0.7, abs=0.3)
+
+
+def test_horseshoe_beta_draw_uses_fast_sampler_when_p_exceeds_n() -> None:
+    """The Bhattacharya et al. draw has the right mean: with tiny noise it interpolates."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((10, 30))
+    y = X[:, 0] * 2.0
+    model = HorseshoeRegression(np.random.default_rng(1))
+    draws = [model.fit(X, y, 200 if i == 0 else 1) for i in range(200)]
+    pred = X @ np.mean(draws, axis=0)
+    assert np.corrcoef(pred, y - y.mean())[0, 1] > 0.99
+
+
+def test_interaction_features_binary_and_categorical() -> None:
+    f = InteractionFeatures(np.array([2, 2, 2]), 2)
+    assert f.n_features == 3 + 3
+    np.testing.assert_array_equal(f(np.array([[1, 0, 1]])), [[1, 0, 1, 0, 1, 0]])
+    g = InteractionFeatures(np.array([3, 2]), 2)  # 2 + 1 indicators, 2 cross products
+    assert g.n_features == 5
+    np.testing.assert_array_equal(g(np.array([[2, 1]])), [[0, 1, 1, 0, 1]])
+    assert InteractionFeatures(np.array([2] * 5), 3).n_features == 5 + 10 + 10
+
+
+# ----------------------------------------------------------------------- conformance
+def test_simulated_annealing_conformance() -> None:
+    check_optimizer(SimulatedAnnealing, settings={"n_init": 3})
+
+
+def test_regularized_evolution_conformance() -> None:
+    check_optimizer(RegularizedEvolution, settings={"population_size": 4, "sample_size": 2})
+
+
+def test_bocs_conformance() -> None:
+    check_optimizer(BOCS, settings={"n_init": 4, "gibbs_burnin": 30, "gibbs_steps": 3, "sa_steps": 40})
+
+
+@pytest.mark.skipif(not HAS_OPTUNA, reason="optuna not installed (pip install 'benchsuite[tpe]')")
+def test_tpe_conformance() -> None:
+    check_optimizer(TPE_cls(), settings={"n_init": 4})
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
+def test_smac_conformance() -> None:
+    from optimizers.smac_bridge import SMAC
+
+    check_optimizer(SMAC, settings={"n_init": 4}, budget=8)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
+def test_smac_short_run_on_binary_space() -> None:
+    from optimizers.smac_bridge import SMAC
+
+    out = run(make_benchmark("maxsat28"), SMAC, seed=0, budget_evals=6, include_overhead=False,
+              optimizer_settings={"n_init": 4})
+    assert len(out.rows) == 6 and len({r["config"] for r in out.rows}) == 6
+
+
+def TPE_cls() -> type:
+    from optimizers.tpe_bridge import TPE
+
+    return TPE
+
+
+# ---------------------------------------------------------------------- performance
+def test_sa_and_re_beat_random_search_on_branin_discrete() -> None:
+    seeds = range(5)
+    rs = np.median([_best("branin_discrete", RandomSearch, 100, s) for s in seeds])
+    sa = np.median([_best("branin_discrete", SimulatedAnnealing, 100, s) for s in seeds])
+    re = np.median([_best("branin_discrete", RegularizedEvolution, 100, s,
+                          {"population_size": 20, "sample_size": 5}) for s in seeds])
+    assert sa < rs and re < rs
+    assert sa < 0.5 and re < 0.5  # grid optimum 0.4038; combo.txt Table 2: SA 0.4659 after 100
+
+
+def test_bocs_beats_random_search_on_small_maxsat() -> None:
+    settings = {"n_init": 10, "gibbs_burnin": 200, "gibbs_steps": 5, "sa_steps": 150}
+    bocs = _best("maxsat28", BOCS, 30, 0, settings)
+    rs = np.mean([_best("maxsat28", RandomSearch, 30, s) for s in range(5)])
+    assert bocs < rs
+
+
+def test_sa_walk_accepts_only_improvements_at_zero_temperature() -> None:
+    opt = SimulatedAnnealing(MIXED.__class__([Binary(f"b{i}") for i in range(6)]), None, 0,
+                             n_init=2, t_max=1e-12, t_min=1e-12)
+    bench = make_benchmark("maxsat28")
+    space = opt.space
+    from benchsuite.benchmark import Result
+    from benchsuite.optimizer import Trial
+
+    losses = []
+    for i in range(20):
+        s = opt.ask()
+        loss = float(np.sum(space.to_codes(s.config) * np.arange(1, 7)))  # minimum at all zeros
+        opt.tell(Trial(i, s.config, None), Result(loss, 1.0))
+        losses.append(opt.current_loss)
+    assert all(b <= a for a, b in zip(losses[2:], losses[3:]))
+    del bench
+
+
+def test_bocs_refuses_too_many_features() -> None:
+    with pytest.raises(InvalidSettingError, match="max_features"):
+        BOCS(Space([Binary(f"b{i}") for i in range(40)]), None, 0, order=3, max_features=1000)
+
+
+# ----------------------------------------------------------------------- converters
+@pytest.mark.skipif(not HAS_SMAC, reason="ConfigSpace not installed (pip install 'benchsuite[smac]')")
+def test_configspace_conversion_round_trip() -> None:
+    from optimizers.models.space_convert import from_configspace
+
+    cs = to_configspace(MIXED, seed=0)
+    assert sorted(cs.keys()) == sorted(MIXED.names)
+    assert cs["lr"].log and cs["n"].log and list(cs["o"].sequence) == [0.1, 0.5, 2.0]
+    assert type(cs["b"]).__name__.startswith("Categorical")
+    for c in cs.sample_configuration(20):
+        ours = from_configspace(MIXED, c)
+        assert MIXED.validate(ours) == ours
+    default = from_configspace(MIXED, cs.get_default_configuration())
+    assert default["lr"] == pytest.approx(MIXED.default()["lr"])
+    assert {k: v for k, v in default.items() if k != "lr"} == {k: v for k, v in MIXED.default().items() if k != "lr"}
+
+
+@pytest.mark.skipif(not HAS_OPTUNA, reason="optuna not installed (pip install 'benchsuite[tpe]')")
+def test_optuna_conversion_round_trip() -> None:
+    d = to_optuna(MIXED)
+    assert type(d["o"]).__name__ == "IntDistribution" and d["o"].high == 2
+    assert d["lr"].log and d["n"].log
+    assert list(d["c"].choices) == ["x", "y", "z"]
+    rng = np.random.default_rng(0)
+    for cfg in MIXED.sample(rng, 20):
+        assert from_optuna(MIXED, optuna_params(MIXED, cfg)) == MIXED.validate(cfg)
+
+
+def test_bridges_fail_with_install_hint_when_library_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def fake(name: str, *a, **k):
+        if name.split(".")[0] in ("smac", "optuna", "ConfigSpace"):
+            raise ImportError(f"No module named {name!r}")
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(importlib, "import_module", fake)
+    from optimizers.smac_bridge import SMAC
+    from optimizers.tpe_bridge import TPE
+
+    with pytest.raises(UnsupportedError, match=r"benchsuite\[smac\]"):
+        SMAC(MIXED, None, 0)
+    with pytest.raises(UnsupportedError, match=r"benchsuite\[tpe\]"):
+        TPE(MIXED, None, 0)
