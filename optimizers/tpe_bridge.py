@@ -23,7 +23,7 @@ class TPE(Optimizer):
     joint Parzen estimator (off by default, like hyperopt's independent TPE that the
     papers ran). Running trials are visible to the sampler (``constant_liar``), so
     asynchronous workers do not all get the same suggestion. Ordinal variables are given
-    to Optuna as their level index (see :mod:`optimizers.models.space_convert`). The
+    to Optuna as their level index (``ordinal_as``; see :mod:`optimizers.models.space_convert`). The
     sampler's seed comes from the run's optimizer stream. Failed trials are told as FAIL.
     """
 
@@ -34,6 +34,8 @@ class TPE(Optimizer):
         "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)"),
         "n_ei_candidates": Setting(24, "candidates drawn from l(x) per suggestion (Optuna/hyperopt default 24)"),
         "multivariate": Setting(False, "joint (multivariate) TPE instead of independent per-variable TPE"),
+        "ordinal_as": Setting("index", "ordinal variables as an ordered level index or as unordered categories",
+                              choices=("index", "categorical")),
     }
 
     def setup(self) -> None:
@@ -49,7 +51,7 @@ class TPE(Optimizer):
                 n_ei_candidates=int(self.settings["n_ei_candidates"]),
                 multivariate=bool(self.settings["multivariate"]), constant_liar=True)
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        self.distributions = to_optuna(self.space)
+        self.distributions = to_optuna(self.space, self.settings["ordinal_as"])
         self._asked: list[object] = []  # optuna trials not yet told
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:

@@ -17,7 +17,8 @@ Binary         CategoricalHyperparameter (0, 1)     CategoricalDistribution (0, 
 =============  ===================================  =======================================
 
 Optuna has no ordinal distribution; the level index keeps the order, which is what TPE's
-numeric Parzen estimators need (a categorical would lose it).
+numeric Parzen estimators need. ``ordinal_as="categorical"`` gives the index as an
+unordered choice instead (what an ``hp.choice`` encoding in hyperopt does).
 """
 from __future__ import annotations
 
@@ -87,8 +88,10 @@ def from_configspace(space: Space, config: Any) -> dict[str, Any]:
     return space.validate(out)
 
 
-def to_optuna(space: SearchSpace) -> dict[str, Any]:
-    """Optuna distributions by variable name (ordinal variables as their level index)."""
+def to_optuna(space: SearchSpace, ordinal_as: str = "index") -> dict[str, Any]:
+    """Optuna distributions by variable name; ordinal variables as their level index or as categories."""
+    if ordinal_as not in ("index", "categorical"):
+        raise UnsupportedError(f"ordinal_as must be 'index' or 'categorical', got {ordinal_as!r}")
     space = _vector_space(space, "the Optuna converter")
     dist = require("optuna.distributions", "tpe")
     out: dict[str, Any] = {}
@@ -100,7 +103,8 @@ def to_optuna(space: SearchSpace) -> dict[str, Any]:
         elif isinstance(v, Categorical):
             out[v.name] = dist.CategoricalDistribution(list(v.levels))
         elif isinstance(v, Ordinal):
-            out[v.name] = dist.IntDistribution(0, v.n_levels - 1)
+            out[v.name] = dist.IntDistribution(0, v.n_levels - 1) if ordinal_as == "index" \
+                else dist.CategoricalDistribution(list(range(v.n_levels)))
         else:
             raise UnsupportedError(f"no Optuna distribution for variable {v!r}")
     return out
