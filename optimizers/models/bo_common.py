@@ -1,0 +1,43 @@
+"""Small helpers shared by the GP-based plugins: unit-cube snapping and initial designs."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from benchsuite.space import Space
+
+
+def unit_snap(space: Space) -> Callable[[np.ndarray], np.ndarray]:
+    """A map from cube points ``(m, d)`` to the encodings of the nearest valid configurations.
+
+    Continuous variables pass through (clipped); discrete ones go to the centre of their
+    level's bin, so the GP only ever sees points that can be evaluated (the "rounding in
+    the unit cube" treatment of discrete and mixed spaces).
+    """
+    discrete = [(j, v) for j, v in enumerate(space.variables) if v.is_discrete]
+
+    def snap(X: np.ndarray) -> np.ndarray:
+        X = np.clip(np.array(X, dtype=float, copy=True), 0.0, 1.0)
+        for j, v in discrete:
+            X[:, j] = v.to_unit(v.from_unit(X[:, j]))
+        return X
+
+    return snap
+
+
+def latin_hypercube(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    """``n`` points of a random Latin hypercube in ``[0, 1]^dim``."""
+    if n <= 0:
+        return np.empty((0, dim))
+    perms = np.column_stack([rng.permutation(n) for _ in range(dim)])
+    return (perms + rng.random((n, dim))) / n
+
+
+def check_vector_space(space: object, plugin: str) -> Space:
+    """The space as a :class:`Space`, or raise for architecture spaces (no cube encoding)."""
+    from benchsuite.errors import UnsupportedError
+
+    if not isinstance(space, Space):
+        raise UnsupportedError(f"optimizer {plugin!r} needs a space of typed variables with a unit-cube encoding")
+    return space

@@ -1,0 +1,476 @@
+"""Gaussian-process core shared by gp_ei, entropy_search, fabolas and mtbo.
+
+Inputs live in the unit cube (``Space.to_unit``; Fabolas appends the log-scaled subset
+size s, MTBO a task index). A model is a :class:`Kernel` plus a constant mean and
+Gaussian noise; its hyperparameters form one row ``theta`` per sample::
+
+    theta = [kernel parameters..., mean, log noise variance]
+
+with the mean and noise on the scale of the standardised targets. Every computation is
+batched over a leading sample axis: the kernel returns ``(S, n, m)`` matrices and
+:class:`GPPosterior` predicts ``(S, m)`` means and variances in one pass, so predicting
+10,000 candidates for 20 hyperparameter samples is a handful of batched matrix products.
+
+Priors (fabolas.txt Sec. 3.4, "chiefly adopting the choices of the spearmint toolbox"):
+uniform on log length scales in [-10, 2]; lognormal(0, 1) on the amplitude (so its log is
+N(0, 1)); a horseshoe with scale 0.1 on the noise variance. Kernels of the fidelity axis
+(Fabolas' finite-rank kernel, MTBO's task kernel) carry N(0, 1) priors on their log
+weights / Cholesky entries, as RoBO's ``EnvPrior`` and ``MTBOPrior`` do.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from .linalg import cholesky_jitter, cho_solve, tri_solve
+
+LOG_LS_BOUNDS = (-10.0, 2.0)  # fabolas.txt Sec. 3.4 (Spearmint): uniform prior on log length scales
+HORSESHOE_SCALE = 0.1  # fabolas.txt Sec. 3.4: horseshoe prior with scale 0.1 on the noise variance
+# Support of the log noise variance (standardised targets). Not in the paper: a floor keeps the
+# Cholesky factor well conditioned for noiseless functions, a ceiling of e^2 ~ 7x the data variance
+# excludes "everything is noise" fits that the horseshoe alone does not rule out.
+LOG_NOISE_BOUNDS = (-20.0, 2.0)
+MEAN_PRIOR_STD = 1.0  # N(0, 1) on the constant mean of standardised targets (our choice; not stated in the paper)
+_LOG_2PI = math.log(2 * math.pi)
+
+
+def _normal_logpdf(z: np.ndarray, std: float = 1.0) -> np.ndarray:
+    return -0.5 * (z / std) ** 2 - math.log(std) - 0.5 * _LOG_2PI
+
+
+def _uniform_logpdf(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    inside = np.all((z >= lo) & (z <= hi), axis=-1)
+    return np.where(inside, -z.shape[-1] * math.log(hi - lo), -np.inf)
+
+
+def horseshoe_log_prior(log_var: np.ndarray, scale: float = HORSESHOE_SCALE) -> np.ndarray:
+    """Log density of ``log sigma^2`` when ``sigma^2`` has Spearmint's horseshoe prior.
+
+    Spearmint uses the closed-form bound ``p(v) ~ log(1 + 3 (scale / v)^2)`` (Carvalho et al.
+    2010 bracket the density between the 2 and 4 versions); the ``+ log v`` term is the
+    Jacobian of sampling in ``log v``, which makes the density proper. ``-inf`` outside
+    :data:`LOG_NOISE_BOUNDS`.
+    """
+    z = np.asarray(log_var, dtype=float)
+    lo, hi = LOG_NOISE_BOUNDS
+    # log(1 + 3 s^2 e^{-2z}) computed stably for very negative z
+    a = math.log(3 * scale**2) - 2 * np.clip(z, lo, hi)
+    inner = np.logaddexp(0.0, a)
+    out = np.log(inner) + z
+    return np.where((z >= lo) & (z <= hi), out, -np.inf)
+
+
+class Kernel(ABC):
+    """A covariance function with a vector of (log-scale) parameters per sample."""
+
+    @property
+    @abstractmethod
+    def n_params(self) -> int:
+        """Number of parameters."""
+
+    @abstractmethod
+    def param_names(self) -> list[str]:
+        """Names, for diagnostics."""
+
+    @abstractmethod
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        """Log prior density of parameter rows ``P`` ``(S, p)``; ``-inf`` outside the support."""
+
+    @abstractmethod
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` draws from the prior, ``(n, p)``."""
+
+    @abstractmethod
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        """Covariance matrices ``(S, n1, n2)`` between inputs ``X1`` ``(n1, D)`` and ``X2`` ``(n2, D)``."""
+
+    @abstractmethod
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Prior variances ``(S, n)``."""
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        """Parameters moved into the support (used to evaluate walkers the prior rejects)."""
+        return P
+
+
+class Matern52(Kernel):
+    """ARD Matern-5/2 on columns ``dims`` (fabolas.txt Eq. 1), with an optional amplitude.
+
+    Parameters: ``[log amplitude] + [log length scale per dim]``; distance
+    ``r^2 = sum_d (x_d - x'_d)^2 / l_d^2``.
+    """
+
+    def __init__(self, dims: Sequence[int], amplitude: bool = True):
+        self.dims = np.asarray(list(dims), dtype=int)
+        self.amplitude = bool(amplitude)
+
+    @property
+    def n_params(self) -> int:
+        return len(self.dims) + int(self.amplitude)
+
+    def param_names(self) -> list[str]:
+        return (["log_amp"] if self.amplitude else []) + [f"log_ls{d}" for d in self.dims]
+
+    def _split(self, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        P = np.atleast_2d(P)
+        if self.amplitude:
+            return np.exp(P[:, 0]), np.exp(P[:, 1:])
+        return np.ones(P.shape[0]), np.exp(P)
+
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        P = np.atleast_2d(P)
+        lp = _uniform_logpdf(P[:, int(self.amplitude):], *LOG_LS_BOUNDS)
+        if self.amplitude:
+            lp = lp + _normal_logpdf(P[:, 0])  # lognormal(0, 1) on the amplitude
+        return lp
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        # Length scales start in [-3, 1] (lengths 0.05..2.7 in the unit cube) rather than the whole
+        # [-10, 2] support, so that walkers begin where the likelihood is informative; the prior
+        # itself is the full uniform.
+        ls = rng.uniform(-3.0, 1.0, size=(n, len(self.dims)))
+        if self.amplitude:
+            return np.column_stack([rng.normal(0.0, 1.0, size=n), ls])
+        return ls
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        P = np.array(P, dtype=float, copy=True)
+        P[:, int(self.amplitude):] = np.clip(P[:, int(self.amplitude):], *LOG_LS_BOUNDS)
+        if self.amplitude:
+            P[:, 0] = np.clip(P[:, 0], -10, 10)
+        return P
+
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        amp, ls = self._split(P)
+        A = X1[:, self.dims][None, :, :] / ls[:, None, :]
+        B = X2[:, self.dims][None, :, :] / ls[:, None, :]
+        r2 = (A**2).sum(-1)[:, :, None] + (B**2).sum(-1)[:, None, :] - 2.0 * np.matmul(A, np.swapaxes(B, 1, 2))
+        # in place on one buffer: with u = sqrt(5) r, k = amp (1 + u + u^2 / 3) exp(-u)
+        np.maximum(r2, 0.0, out=r2)
+        u = np.sqrt(r2, out=r2)
+        u *= math.sqrt(5.0)
+        e = np.exp(-u)
+        poly = u * u
+        poly *= 1.0 / 3.0
+        poly += u
+        poly += 1.0
+        poly *= e
+        poly *= amp[:, None, None]
+        return poly
+
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        amp, _ = self._split(P)
+        return np.broadcast_to(amp[:, None], (amp.shape[0], X.shape[0])).copy()
+
+
+BASIS_FUNCTIONS = {
+    # fabolas.txt Sec. 3.1: phi_f(s) = (1, (1 - s)^2) for the loss, phi_c(s) = (1, s) for the log cost
+    "loss": lambda s: np.stack([np.ones_like(s), (1.0 - s) ** 2], axis=-1),
+    "cost": lambda s: np.stack([np.ones_like(s), s], axis=-1),
+}
+
+
+class FiniteRankKernel(Kernel):
+    """Fabolas' degenerate kernel ``phi(s)^T Sigma phi(s')`` on column ``dim`` (fabolas.txt Eq. 6).
+
+    ``Sigma = diag(exp(p))`` with N(0, 1) priors on ``p``, as RoBO's
+    ``BayesianLinearRegressionKernel`` with ``EnvPrior`` (two log weights). ``basis`` is
+    ``"loss"`` or ``"cost"`` (:data:`BASIS_FUNCTIONS`).
+    """
+
+    def __init__(self, dim: int, basis: str):
+        if basis not in BASIS_FUNCTIONS:
+            raise ValueError(f"basis must be one of {sorted(BASIS_FUNCTIONS)}, got {basis!r}")
+        self.dim, self.basis = int(dim), basis
+        self._phi = BASIS_FUNCTIONS[basis]
+
+    @property
+    def n_params(self) -> int:
+        return 2
+
+    def param_names(self) -> list[str]:
+        return ["log_w0", "log_w1"]
+
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        P = np.atleast_2d(P)
+        lp = _normal_logpdf(P).sum(-1)
+        return np.where(np.all(np.abs(P) <= 10, axis=-1), lp, -np.inf)
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.normal(0.0, 1.0, size=(n, 2))
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        return np.clip(P, -10, 10)
+
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        w = np.exp(np.atleast_2d(P))  # (S, 2)
+        f1, f2 = self._phi(X1[:, self.dim]), self._phi(X2[:, self.dim])  # (n, 2)
+        return np.einsum("ik,sk,jk->sij", f1, w, f2)
+
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        w = np.exp(np.atleast_2d(P))
+        f = self._phi(X[:, self.dim])
+        return w @ (f**2).T
+
+
+class TaskKernel(Kernel):
+    """MTBO's free-form task covariance ``K_T = L L^T`` on an integer task column (fabolas.txt Eq. 4).
+
+    ``L`` is lower triangular with log-scale diagonal; its entries are sampled by MCMC with
+    N(0, 1) priors, as RoBO's ``MTBOPrior`` does (Swersky et al. 2013 sample the Cholesky
+    factor together with the other hyperparameters).
+    """
+
+    def __init__(self, dim: int, n_tasks: int = 2):
+        self.dim, self.n_tasks = int(dim), int(n_tasks)
+        self._rows, self._cols = np.tril_indices(self.n_tasks)
+
+    @property
+    def n_params(self) -> int:
+        return len(self._rows)
+
+    def param_names(self) -> list[str]:
+        return [f"L{i}{j}" for i, j in zip(self._rows, self._cols)]
+
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        P = np.atleast_2d(P)
+        return np.where(np.all(np.abs(P) <= 10, axis=-1), _normal_logpdf(P).sum(-1), -np.inf)
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.normal(0.0, 1.0, size=(n, self.n_params))
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        return np.clip(P, -10, 10)
+
+    def task_cov(self, P: np.ndarray) -> np.ndarray:
+        """The ``(S, T, T)`` task covariance matrices."""
+        P = np.atleast_2d(P)
+        L = np.zeros((P.shape[0], self.n_tasks, self.n_tasks))
+        vals = np.where(self._rows == self._cols, np.exp(P), P)
+        L[:, self._rows, self._cols] = vals
+        return L @ np.swapaxes(L, 1, 2)
+
+    def _tasks(self, X: np.ndarray) -> np.ndarray:
+        return np.clip(np.rint(X[:, self.dim]), 0, self.n_tasks - 1).astype(int)
+
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        KT = self.task_cov(P)
+        return KT[:, self._tasks(X1)][:, :, self._tasks(X2)]
+
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        KT = self.task_cov(P)
+        t = self._tasks(X)
+        return KT[:, t, t]
+
+
+class ProductKernel(Kernel):
+    """Product of kernels on (usually disjoint) columns; parameters concatenated."""
+
+    def __init__(self, *kernels: Kernel):
+        self.kernels = kernels
+        self._cuts = np.cumsum([0] + [k.n_params for k in kernels])
+
+    @property
+    def n_params(self) -> int:
+        return int(self._cuts[-1])
+
+    def param_names(self) -> list[str]:
+        return [f"k{i}.{n}" for i, k in enumerate(self.kernels) for n in k.param_names()]
+
+    def _parts(self, P: np.ndarray) -> list[np.ndarray]:
+        P = np.atleast_2d(P)
+        return [P[:, a:b] for a, b in zip(self._cuts[:-1], self._cuts[1:])]
+
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        return sum(k.log_prior(p) for k, p in zip(self.kernels, self._parts(P)))
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return np.column_stack([k.sample_prior(rng, n) for k in self.kernels])
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        return np.column_stack([k.clip(p) for k, p in zip(self.kernels, self._parts(P))])
+
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        out = None
+        for k, p in zip(self.kernels, self._parts(P)):
+            m = k(p, X1, X2)
+            out = m if out is None else out * m
+        return out
+
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        out = None
+        for k, p in zip(self.kernels, self._parts(P)):
+            m = k.diag(p, X)
+            out = m if out is None else out * m
+        return out
+
+
+# -- hyperparameter vector: [kernel params, mean, log noise] ---------------------------------------
+
+def n_hyper(kernel: Kernel) -> int:
+    """Length of a full hyperparameter row for ``kernel`` (kernel + mean + log noise)."""
+    return kernel.n_params + 2
+
+
+def log_prior(kernel: Kernel, theta: np.ndarray) -> np.ndarray:
+    """Log prior of full hyperparameter rows ``(S, n_hyper)``."""
+    theta = np.atleast_2d(theta)
+    kp = kernel.n_params
+    return (kernel.log_prior(theta[:, :kp]) + _normal_logpdf(theta[:, kp], MEAN_PRIOR_STD)
+            + horseshoe_log_prior(theta[:, kp + 1]))
+
+
+def sample_prior(kernel: Kernel, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Initial walker positions: kernel prior draws, mean near 0, noise in [1e-6, 1e-2]."""
+    return np.column_stack([kernel.sample_prior(rng, n), rng.normal(0.0, 0.1, size=n),
+                            rng.uniform(math.log(1e-6), math.log(1e-2), size=n)])
+
+
+def clip_theta(kernel: Kernel, theta: np.ndarray) -> np.ndarray:
+    """Move rows into the support so that they can be evaluated (their prior stays ``-inf``)."""
+    theta = np.array(np.atleast_2d(theta), dtype=float, copy=True)
+    kp = kernel.n_params
+    theta[:, :kp] = kernel.clip(theta[:, :kp])
+    theta[:, kp] = np.clip(theta[:, kp], -50, 50)
+    theta[:, kp + 1] = np.clip(theta[:, kp + 1], *LOG_NOISE_BOUNDS)
+    return theta
+
+
+def standardise(y: np.ndarray) -> tuple[float, float]:
+    """Shift and scale that map ``y`` to zero mean and unit variance (scale 1 if constant)."""
+    y = np.asarray(y, dtype=float)
+    if y.size == 0:
+        return 0.0, 1.0
+    sd = float(np.std(y))
+    return float(np.mean(y)), (sd if sd > 1e-12 else 1.0)
+
+
+def train_covariance(kernel: Kernel, theta: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``K(X, X) + noise I`` per sample, ``(S, n, n)`` (standardised units)."""
+    theta = np.atleast_2d(theta)
+    kp = kernel.n_params
+    K = kernel(theta[:, :kp], X, X)
+    idx = np.arange(X.shape[0])
+    K[:, idx, idx] += np.exp(theta[:, kp + 1])[:, None]
+    return K
+
+
+class GPPosterior:
+    """A GP conditioned on data for each of ``S`` hyperparameter samples (batched).
+
+    ``y`` is ``(n,)`` or ``(S, n)`` (one target vector per sample, used for fantasies);
+    ``y_shift``/``y_scale`` standardise it (by default computed from ``y``). Predictions and
+    covariances come back in the original units of ``y``.
+    """
+
+    def __init__(self, kernel: Kernel, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                 y_shift: float | None = None, y_scale: float | None = None):
+        self.kernel = kernel
+        self.X = np.asarray(X, dtype=float)
+        self.theta = np.atleast_2d(np.asarray(theta, dtype=float))
+        y = np.asarray(y, dtype=float)
+        if y_shift is None or y_scale is None:
+            y_shift, y_scale = standardise(y if y.ndim == 1 else y[0])
+        self.y_shift, self.y_scale = float(y_shift), float(y_scale)
+        S, kp = self.theta.shape[0], kernel.n_params
+        self.kparams = self.theta[:, :kp]
+        self.mean = self.theta[:, kp]
+        self.noise = np.exp(self.theta[:, kp + 1])
+        self.y = np.broadcast_to(y, (S, self.X.shape[0])) if y.ndim == 1 else y
+        yc = (self.y - self.y_shift) / self.y_scale - self.mean[:, None]
+        K = train_covariance(kernel, self.theta, self.X)
+        self.L, self.jitter = cholesky_jitter(K)
+        eye = np.broadcast_to(np.eye(self.X.shape[0]), K.shape)
+        self.Linv = tri_solve(self.L, eye)  # explicit inverse factor: predictions become batched matmuls
+        self.alpha = cho_solve(self.L, yc[..., None])[..., 0]
+
+    @property
+    def n_samples(self) -> int:
+        """Number of hyperparameter samples ``S``."""
+        return self.theta.shape[0]
+
+    @property
+    def noise_var(self) -> np.ndarray:
+        """Observation noise variance per sample, original units, ``(S,)``."""
+        return self.noise * self.y_scale**2
+
+    def _V(self, Xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        Ks = self.kernel(self.kparams, self.X, Xs)  # (S, n, m)
+        return Ks, self.Linv @ Ks
+
+    def predict(self, Xs: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and (noise-free) variance at ``Xs`` ``(m, D)``, each ``(S, m)``."""
+        Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
+        if chunk is None:  # keep the (S, n, chunk) intermediates near 16 M numbers
+            chunk = max(64, int(1.6e7 // max(1, self.n_samples * self.X.shape[0])))
+        means, variances = [], []
+        for a in range(0, max(Xs.shape[0], 1), chunk):
+            Xc = Xs[a:a + chunk]
+            Ks, V = self._V(Xc)
+            mu = np.einsum("snm,sn->sm", Ks, self.alpha) + self.mean[:, None]
+            kss = self.kernel.diag(self.kparams, Xc)
+            var = np.maximum(kss - (V**2).sum(1), 1e-12 * np.maximum(kss, 1e-300))
+            means.append(mu * self.y_scale + self.y_shift)
+            variances.append(var * self.y_scale**2)
+        return np.concatenate(means, 1), np.concatenate(variances, 1)
+
+    def predict_joint(self, Xa: np.ndarray, Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Means at ``Xa`` and ``Xb``, the full posterior covariance of ``Xa`` and the cross covariance.
+
+        Returns ``mu_a (S, ma)``, ``cov_aa (S, ma, ma)``, ``mu_b (S, mb)``, ``cov_ab (S, ma, mb)``,
+        original units, noise-free.
+        """
+        Ka, Va = self._V(Xa)
+        Kb, Vb = self._V(Xb)
+        mu_a = np.einsum("snm,sn->sm", Ka, self.alpha) + self.mean[:, None]
+        mu_b = np.einsum("snm,sn->sm", Kb, self.alpha) + self.mean[:, None]
+        Kaa = self.kernel(self.kparams, Xa, Xa)
+        Kab = self.kernel(self.kparams, Xa, Xb)
+        cov_aa = Kaa - np.swapaxes(Va, 1, 2) @ Va
+        cov_ab = Kab - np.swapaxes(Va, 1, 2) @ Vb
+        s2 = self.y_scale**2
+        return (mu_a * self.y_scale + self.y_shift, cov_aa * s2, mu_b * self.y_scale + self.y_shift, cov_ab * s2)
+
+    def cache(self, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Precomputed ``(Z, Linv K(X, Z))`` for repeated :meth:`predict_cross` calls against fixed points."""
+        Z = np.atleast_2d(np.asarray(Z, dtype=float))
+        return Z, self._V(Z)[1]
+
+    def predict_cross(self, Xs: np.ndarray, cache: tuple[np.ndarray, np.ndarray]
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean ``(S, m)``, variance ``(S, m)`` at ``Xs`` and posterior covariance ``(S, nz, m)`` with cached ``Z``."""
+        Z, Vz = cache
+        Ks, V = self._V(Xs)
+        mu = np.einsum("snm,sn->sm", Ks, self.alpha) + self.mean[:, None]
+        kss = self.kernel.diag(self.kparams, Xs)
+        var = np.maximum(kss - (V**2).sum(1), 1e-12 * np.maximum(kss, 1e-300))
+        cov = self.kernel(self.kparams, Z, Xs) - np.swapaxes(Vz, 1, 2) @ V
+        s2 = self.y_scale**2
+        return mu * self.y_scale + self.y_shift, var * s2, cov * s2
+
+    def sample_y(self, Xp: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Joint draws of noisy observations at ``Xp``: ``(n, S, p)`` (for Monte Carlo fantasies)."""
+        mu, cov, _, _ = self.predict_joint(Xp, Xp[:0])
+        cov = cov + self.noise_var[:, None, None] * np.eye(Xp.shape[0])
+        L, _ = cholesky_jitter(cov)
+        z = rng.standard_normal((n, self.n_samples, Xp.shape[0]))
+        return mu[None] + np.einsum("spq,nsq->nsp", L, z)
+
+    def augmented(self, Xp: np.ndarray, yp: np.ndarray) -> GPPosterior:
+        """The posterior with extra observations ``yp`` at ``Xp``.
+
+        ``yp`` is ``(S, p)`` (one set per hyperparameter sample, e.g. the posterior mean) or
+        ``(F, S, p)`` for ``F`` fantasy sets; then the result has ``F * S`` samples (fantasy-major).
+        The hyperparameters are not resampled, as in Snoek et al. (2012).
+        """
+        yp = np.asarray(yp, dtype=float)
+        if yp.ndim == 2:
+            yp = yp[None]
+        F = yp.shape[0]
+        X2 = np.vstack([self.X, Xp])
+        y2 = np.concatenate([np.broadcast_to(self.y, (F,) + self.y.shape), yp], axis=2).reshape(F * self.n_samples, -1)
+        theta = np.tile(self.theta, (F, 1))
+        return GPPosterior(self.kernel, X2, y2, theta, self.y_shift, self.y_scale)
