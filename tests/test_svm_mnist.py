@@ -246,3 +246,14 @@ def test_full_table_matches_fresh_live_evaluation():
              for s in (11, 12, 13)]
     spread = max(reps.max() - reps.min(), 0.02)
     assert reps.min() - 2 * spread <= np.mean(fresh) <= reps.max() + 2 * spread
+
+
+def test_trilinear_matches_scipy():
+    from scipy.interpolate import RegularGridInterpolator
+
+    rng = np.random.default_rng(0)
+    v = rng.random((4, 5, 6))
+    axes = (np.linspace(0, 1, 4), np.linspace(0, 1, 5), np.linspace(0, sm.SURROGATE_S_WEIGHT, 6))
+    u = rng.random((200, 3)) * [1, 1, sm.SURROGATE_S_WEIGHT]
+    u[:3] = [[0, 0, 0], [1, 1, sm.SURROGATE_S_WEIGHT], [0.5, 1, 0]]  # corners and faces
+    np.testing.assert_allclose(sm._Trilinear(v)(u), RegularGridInterpolator(axes, v)(u), atol=1e-12)

@@ -475,6 +475,29 @@ def surrogate_training_data(table: SvmTable) -> dict[str, np.ndarray]:
             "index": np.column_stack([ic[ok], ig[ok], i_s[ok]])}
 
 
+class _Trilinear:
+    """Multilinear interpolation of values on a regular grid spanning the unit cube of the inputs.
+
+    The grid's axes are equally spaced in the surrogate coordinates (log C, log gamma and
+    log2 s are uniform on the table), so an index is just a rescaled coordinate.
+    """
+
+    _BITS = np.array([[(c >> k) & 1 for k in range(3)] for c in range(8)], dtype=np.int64)
+
+    def __init__(self, values: np.ndarray):
+        self.v = np.asarray(values, dtype=float)
+        self.n = np.array(self.v.shape)
+        self.scale = (self.n - 1) / np.array([1.0, 1.0, SURROGATE_S_WEIGHT])
+
+    def __call__(self, u: np.ndarray) -> np.ndarray:
+        pos = np.clip(np.atleast_2d(u) * self.scale, 0.0, self.n - 1)
+        i0 = np.minimum(pos.astype(np.int64), self.n - 2)
+        f = (pos - i0)[:, None, :]
+        w = np.where(self._BITS, f, 1.0 - f).prod(axis=2)
+        idx = i0[:, None, :] + self._BITS
+        return (w * self.v[idx[..., 0], idx[..., 1], idx[..., 2]]).sum(axis=1)
+
+
 _SURROGATES: dict[tuple, tuple] = {}
 
 
@@ -499,8 +522,6 @@ class SvmMnistSurrogate(Benchmark):
     }
 
     def setup(self) -> None:
-        from scipy.interpolate import RegularGridInterpolator
-
         self.space = _space()
         t = load_table(self.settings["table"] or None)
         if not t.complete and not self.settings["allow_partial"]:
@@ -518,9 +539,7 @@ class SvmMnistSurrogate(Benchmark):
             icg = np.argwhere(ok)
             xt = surrogate_inputs(t.log_c[icg[:, 0]], t.log_gamma[icg[:, 1]], np.ones(len(icg)))[:, :2]
             test_rbf = CubicRbf(xt, t.test_error[ok], SURROGATE_SMOOTHING)
-            grid_x = surrogate_inputs(t.log_c, t.log_gamma, t.s)
-            std = np.nan_to_num(d["grid_std"])
-            std_interp = RegularGridInterpolator((grid_x[:, 0], grid_x[:, 1], grid_x[:, 2]), std)
+            std_interp = _Trilinear(np.nan_to_num(d["grid_std"]))
             _SURROGATES[key] = (loss_rbf, cost_rbf, test_rbf, std_interp)
         self._loss, self._cost, self._test, self._std = _SURROGATES[key]
         self.optimum = None  # the surrogate's minimum is not known in closed form
