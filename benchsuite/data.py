@@ -143,6 +143,9 @@ def data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return cands[-1]
 
 
+_resolve_dir = data_dir  # data_file's parameter shadows the function's name
+
+
 def _entry(name: str) -> DataFile:
     try:
         return MANIFEST[name]
@@ -212,7 +215,7 @@ def _download(entry: DataFile, dest: Path) -> None:
 def data_file(name: str, data_dir: str | os.PathLike | None = None, download: bool = True) -> Path:
     """Path of a verified manifest file, downloading it if missing and possible."""
     entry = _entry(name)
-    base = globals()["data_dir"](data_dir)
+    base = _resolve_dir(data_dir)
     path = base / name
     if not path.exists():
         if download and entry.url:
