@@ -79,7 +79,7 @@ def write_aggregate(df: pd.DataFrame, runs_path: str | os.PathLike, provenance_p
 
 def read_aggregate(runs_path: str | os.PathLike, provenance_path: str | os.PathLike | None = None) -> pd.DataFrame:
     """Read what :func:`write_aggregate` wrote."""
-    df = pd.read_csv(runs_path, float_precision="round_trip",
+    df = pd.read_csv(runs_path,
                      dtype={"config": str, "incumbent": str, "info": str, "benchmark": str, "optimizer": str,
                             "protocol": str})
     if provenance_path is not None:

@@ -1,0 +1,175 @@
+"""Analysis: step-function trajectories, summaries, ranks, tables and the report files."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import analysis
+from benchsuite import registry
+from benchsuite.errors import DataError
+from benchsuite.protocol import load_protocol
+from benchsuite.results import write_result
+from benchsuite.runner import run
+
+
+def test_step_values_hold_the_incumbent_known_at_t() -> None:
+    xs = [1.0, 2.5, 2.5, 4.0]
+    ys = [5.0, 3.0, 2.0, 1.0]
+    grid = [0.0, 0.999, 1.0, 2.0, 2.49, 2.5, 3.9, 4.0, 100.0]
+    got = analysis.step_values(xs, ys, grid)
+    # NaN before the first tell; at a tie, the last row told at that time counts; no interpolation
+    np.testing.assert_array_equal(got, [np.nan, np.nan, 5.0, 5.0, 5.0, 2.0, 2.0, 1.0, 1.0])
+    with pytest.raises(ValueError):
+        analysis.step_values([2.0, 1.0], [1.0, 1.0], [1.0])
+
+
+def _frame() -> pd.DataFrame:
+    """Two optimizers x two repetitions on one benchmark, with hand-set told times and values."""
+    rows = []
+    spec = {("a", 0): ([1, 2, 3], [4.0, 2.0, 1.0]), ("a", 1): ([2, 4, 6], [3.0, 3.0, 0.5]),
+            ("b", 0): ([1, 5, 9], [2.0, 1.5, 1.5]), ("b", 1): ([1, 2, 3], [9.0, 8.0, 0.1])}
+    for (opt, rep), (ts, vs) in spec.items():
+        for i, (t, v) in enumerate(zip(ts, vs)):
+            rows.append({"benchmark": "f", "optimizer": opt, "repetition": rep, "told_time": float(t),
+                         "evaluation": i + 1, "value": v})
+    return pd.DataFrame(rows)
+
+
+def test_trajectories_and_summary_on_a_common_grid() -> None:
+    df = _frame()
+    grid = {"f": np.array([1.0, 1.5, 2.0, 3.0, 4.5, 10.0])}
+    traj = analysis.trajectories(df, "time", grid)
+    a1 = traj[(traj.optimizer == "a") & (traj.repetition == 1)]["value"].to_numpy()
+    np.testing.assert_array_equal(a1, [np.nan, np.nan, 3.0, 3.0, 3.0, 0.5])
+    s = analysis.summarise(traj)
+    sa = s[s.optimizer == "a"].set_index("x")
+    # median only where every repetition has an incumbent
+    assert math.isnan(sa.at[1.0, "median"]) and math.isnan(sa.at[1.5, "median"])
+    assert sa.at[2.0, "median"] == pytest.approx(2.5)  # values 2 and 3
+    assert sa.at[10.0, "q25"] == pytest.approx(np.percentile([1.0, 0.5], 25))
+    assert sa.at[10.0, "q75"] == pytest.approx(np.percentile([1.0, 0.5], 75))
+    assert set(s["n"]) == {2}
+    ev = analysis.trajectories(df, "evaluations", {"f": np.array([1.0, 2.0, 3.0])})
+    b1 = ev[(ev.optimizer == "b") & (ev.repetition == 1)]["value"].to_numpy()
+    np.testing.assert_array_equal(b1, [9.0, 8.0, 0.1])
+
+
+def test_average_rank_pairs_repetitions() -> None:
+    traj = analysis.trajectories(_frame(), "time", {"f": np.array([2.0, 10.0])})
+    r = analysis.average_rank(traj).set_index(["optimizer", "x"])["rank"]
+    # t=2: rep0 a=2.0 vs b=2.0 (tie, 1.5 each); rep1 a=3.0 vs b=8.0 -> a 1, b 2
+    assert r[("a", 2.0)] == pytest.approx((1.5 + 1) / 2) and r[("b", 2.0)] == pytest.approx((1.5 + 2) / 2)
+    # t=10: rep0 a=1.0 < b=1.5; rep1 a=0.5 > b=0.1
+    assert r[("a", 10.0)] == pytest.approx(1.5) and r[("b", 10.0)] == pytest.approx(1.5)
+
+
+def test_grids_start_at_first_incumbent_and_end_at_budget() -> None:
+    df = _frame()
+    g = analysis.default_grids(df, "time", "log", {"f": 20.0})["f"]
+    assert g[0] == pytest.approx(1.0) and g[-1] == pytest.approx(20.0) and np.all(np.diff(g) > 0)
+    e = analysis.default_grids(df, "evaluations", "linear")["f"]
+    np.testing.assert_array_equal(e, [1.0, 2.0, 3.0])
+
+
+def test_budget_table_statistics_and_formats() -> None:
+    values = pd.DataFrame({"benchmark": ["f"] * 4 + ["g"] * 4, "optimizer": ["a", "a", "b", "b"] * 2,
+                           "repetition": [0, 1] * 4, "value": [1.0, 3.0, 0.5, 0.7, 10.0, 12.0, 20.0, 22.0]})
+    t = analysis.budget_table(values, {"f": ("evaluations", 50), "g": ("time", 100.0)}, {"f": 0.25, "g": None})
+    row = t[(t.benchmark == "f") & (t.optimizer == "a")].iloc[0]
+    assert row["mean"] == 2.0 and row["sem"] == pytest.approx(np.std([1, 3], ddof=1) / math.sqrt(2)) and row["n"] == 2
+    md = analysis.to_markdown(t, "caption here")
+    lines = md.splitlines()
+    assert lines[0] == "| Benchmark (optimum) | Budget | a | b |"
+    assert "| f (0.25) | 50 evals | 2.0 ± 1.0 | **0.60 ± 0.10** |" in lines
+    assert "| g | 100 s | **11.0 ± 1.0** | 21.0 ± 1.0 |" in lines and lines[-1] == "caption here"
+    csv = pd.read_csv(__import__("io").StringIO(analysis.to_csv(t)))
+    assert list(csv.columns[:6]) == ["benchmark", "optimizer", "axis", "at", "n", "mean"] and len(csv) == 4
+    tex = analysis.to_latex(t, "mean ± s.e. of 2_runs", label="tab:x")
+    assert r"\begin{tabular}" in tex and r"\textbf{0.60 $\pm$ 0.10}" in tex and r"2\_runs" in tex
+    assert r"\label{tab:x}" in tex and tex.count(r"\\") >= 3
+
+
+def test_format_cell_decimals_follow_the_standard_error() -> None:
+    assert analysis.format_cell(0.655, 0.27) == "0.66 ± 0.27"
+    assert analysis.format_cell(1269.63, 2.9) == "1269.6 ± 2.9"
+    assert analysis.format_cell(float("nan"), 1.0) == "n/a"
+
+
+@pytest.fixture(scope="module")
+def result_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """Real result files from the runner for a tiny protocol."""
+    root = tmp_path_factory.mktemp("proj")
+    proto_path = root / "tiny.yaml"
+    proto_path.write_text(yaml.safe_dump({
+        "benchmarks": ["branin", {"name": "branin_mf", "budget": {"seconds": 300}}],
+        "optimizers": ["random_search", {"name": "random_search", "label": "rs2"}],
+        "repetitions": 3, "budget": {"evaluations": 8}, "workers": 2, "quantity": "regret",
+    }))
+    proto = load_protocol(proto_path)
+    paths = []
+    for job in proto.jobs():
+        bench = registry.make_benchmark(job.benchmark.name, job.benchmark.settings)
+        out = run(bench, registry.get_optimizer(job.optimizer.name), seed=job.seed,
+                  budget_evals=job.benchmark.budget.evaluations, budget_seconds=job.benchmark.budget.seconds,
+                  workers=proto.workers, extra_provenance={"protocol": proto.name, "benchmark_label": job.benchmark.label,
+                                                           "optimizer_label": job.optimizer.label,
+                                                           "repetition": job.repetition})
+        path = root / job.result_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_result(path, out.rows, out.provenance)
+        paths.append(path)
+    return proto_path, paths
+
+
+def test_load_runs_tidy_frame(result_files) -> None:
+    proto_path, paths = result_files
+    proto = load_protocol(proto_path)
+    df = analysis.load_protocol_results(proto, root=proto_path.parent)
+    assert len(df.attrs["provenance"]) == len(paths) == 12
+    assert set(df["optimizer"]) == {"random_search", "rs2"} and set(df["repetition"]) == {0, 1, 2}
+    one = df[(df.benchmark == "branin") & (df.optimizer == "rs2") & (df.repetition == 1)]
+    assert list(one["evaluation"]) == list(range(1, 9))
+    assert one["seed"].iloc[0] == proto.job("branin", "rs2", 1).seed
+    v = analysis.add_quantity(df, "regret")
+    assert (v["value"].dropna() >= -1e-9).all()
+    np.testing.assert_allclose(v["value"], df["incumbent_test_loss"] - df["optimum"])
+    with pytest.raises(DataError, match="missing"):
+        analysis.load_protocol_results(proto, root=proto_path.parent / "nowhere")
+
+
+def test_regret_without_optimum_asks_for_one() -> None:
+    df = pd.DataFrame({"benchmark": ["x"], "optimum": [np.nan], "incumbent_test_loss": [1.0]})
+    with pytest.raises(DataError, match="add `optimum:`"):
+        analysis.add_quantity(df, "regret")
+    assert analysis.add_quantity(df, "regret", {"x": 0.25})["value"].iloc[0] == 0.75
+
+
+@pytest.mark.slow  # ~8 s of plotting on a loaded 2-core machine; the smoke workflow test covers it too
+def test_report_writes_every_declared_output(result_files, tmp_path: Path) -> None:
+    proto_path, _ = result_files
+    proto = load_protocol(proto_path)
+    df = analysis.load_protocol_results(proto, root=proto_path.parent)
+    runs, prov = tmp_path / "runs.csv.gz", tmp_path / "prov.json"
+    analysis.write_aggregate(df, runs, prov)
+    back = analysis.read_aggregate(runs, prov)
+    assert len(back) == len(df) and len(back.attrs["provenance"]) == 12
+    out = tmp_path / "reports" / proto.name
+    written = analysis.write_protocol_report(proto, runs, prov, out)
+    declared = [tmp_path / p for p in analysis.report_outputs(proto, str(tmp_path / "reports"))]
+    assert sorted(map(str, declared)) == sorted(written)
+    for p in declared:
+        assert Path(p).stat().st_size > 0, p
+    assert Path(out / "curves_time.png").read_bytes()[:4] == b"\x89PNG"
+    assert Path(out / "rank.pdf").read_bytes()[:4] == b"%PDF"
+    page = (out / "index.md").read_text()
+    assert "![" in page and "(curves_time.png)" in page and "## Provenance" in page and "rs2" in page
+    table = pd.read_csv(out / "table.csv")
+    assert set(table["axis"]) == {"evaluations", "time"} and set(table["n"]) == {3}
+    analysis.write_index([proto], tmp_path / "reports", tmp_path / "reports" / "index.md")
+    index = (tmp_path / "reports" / "index.md").read_text()
+    assert f"({proto.name}/curves_time.png)" in index and "\n## Protocol `tiny`" in index

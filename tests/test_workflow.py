@@ -1,0 +1,160 @@
+"""The Snakemake workflow: dry run of `all`, the smoke target for real, reruns, invalid protocols."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis.outputs import aggregate_outputs, report_outputs
+from benchsuite.protocol import load_protocol, load_protocols, load_set
+from benchsuite.results import load_result
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAKEFILE = ROOT / "Snakefile"
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+
+def snake(workdir: Path, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run snakemake on the repository's Snakefile with ``workdir`` as working directory."""
+    cmd = [str(SNAKEMAKE), "-s", str(SNAKEFILE), "-d", str(workdir), "--cores", "2", *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def planned(proc: subprocess.CompletedProcess) -> dict[str, list[str]]:
+    """Rule name -> outputs of the jobs a dry run lists."""
+    out: dict[str, list[str]] = {}
+    rule = None
+    for line in (proc.stdout + proc.stderr).splitlines():
+        m = re.match(r"^(?:local)?rule (\S+):$", line.strip())
+        if m:
+            rule = m.group(1)
+            out.setdefault(rule, [])
+            continue
+        m = re.match(r"^output: (.*)$", line.strip())
+        if m and rule is not None:
+            out[rule] += [s.strip() for s in m.group(1).split(",")]
+            rule = None
+    return out
+
+
+def test_dry_run_of_all_plans_every_run_of_the_default_set(tmp_path: Path) -> None:
+    protos = load_protocols(ROOT / "protocols")
+    default = load_set(ROOT / "protocols", protos)
+    proc = snake(tmp_path, "-n", "all")
+    jobs = planned(proc)
+    expected = sorted(path for name in default for path in protos[name].result_paths())
+    assert sorted(jobs["run"]) == expected
+    assert "reports/index.md" in jobs["index"]
+    assert len(jobs["aggregate"]) == 2 * len(default)  # runs.csv.gz + provenance.json each
+    assert not (tmp_path / "results").exists()  # a dry run writes nothing
+
+
+def test_invalid_protocol_stops_the_workflow_before_any_job(tmp_path: Path) -> None:
+    pdir = tmp_path / "protocols"
+    pdir.mkdir()
+    (pdir / "default_set.yaml").write_text("protocols: [good]\n")
+    good = {"benchmark": "branin", "optimizers": ["random_search"], "repetitions": 1, "budget": {"evaluations": 3}}
+    (pdir / "good.yaml").write_text(yaml.safe_dump(good))
+    for doc, key, words in (
+        ({**good, "optimizers": ["random_serch"]}, "optimizers[0].name", "did you mean 'random_search'"),
+        ({**good, "budget": {"evaluations": -3}}, "budget.evaluations", "must be >= 1"),
+        ({**good, "repetitons": 2}, "repetitons", "did you mean 'repetitions'"),
+    ):
+        (pdir / "broken.yaml").write_text(yaml.safe_dump(doc))
+        proc = snake(tmp_path, "all", "--config", f"protocol_dir={pdir}", check=False)
+        assert proc.returncode != 0
+        text = proc.stdout + proc.stderr
+        assert f"protocols/broken.yaml: {key}: " in text and words in text, text
+        assert not (tmp_path / "results").exists()  # nothing ran, not even the valid protocol
+
+
+@pytest.fixture(scope="module")
+def smoke_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working directory where `snakemake smoke` has run to completion."""
+    work = tmp_path_factory.mktemp("smoke")
+    t0 = time.perf_counter()
+    snake(work, "smoke", timeout=120)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 90, f"snakemake smoke took {elapsed:.0f} s"
+    return work
+
+
+def test_smoke_target_runs_end_to_end(smoke_dir: Path) -> None:
+    proto = load_protocol(ROOT / "protocols" / "smoke.yaml")
+    for path in proto.result_paths():
+        df = load_result(smoke_dir / path)
+        prov = df.attrs["provenance"]
+        assert prov["protocol"] == "smoke" and len(df) > 0
+        job = proto.job(prov["benchmark_label"], prov["optimizer_label"], int(prov["repetition"]))
+        assert prov["seed"] == job.seed and job.result_path == path
+    for path in report_outputs(proto):
+        assert (smoke_dir / path).stat().st_size > 0, path
+    page = (smoke_dir / "reports" / "smoke" / "index.md").read_text()
+    assert "## Provenance" in page and "(curves_time.png)" in page
+
+
+def test_rerun_does_nothing_and_redoes_only_missing_runs(smoke_dir: Path) -> None:
+    proc = snake(smoke_dir, "-n", "smoke")
+    assert planned(proc) == {} and "Nothing to be done" in proc.stdout + proc.stderr
+    proto = load_protocol(ROOT / "protocols" / "smoke.yaml")
+    paths = [smoke_dir / p for p in proto.result_paths()]
+    victim = paths[1]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in paths if p != victim}
+    # the state a kill mid-run leaves: some result files, none of the downstream outputs (they
+    # need every run), and of the run that was writing only the runner's temp file
+    victim.unlink()
+    for p in [*aggregate_outputs(proto), *report_outputs(proto)]:
+        (smoke_dir / p).unlink()
+    stray = victim.with_name(f".{victim.name}.abc123.tmp")
+    stray.write_text("# benchsuite-result 1 {half a fi")
+    jobs = planned(snake(smoke_dir, "-n", "smoke"))
+    assert jobs["run"] == [str(victim.relative_to(smoke_dir))]
+    assert set(jobs) == {"run", "aggregate", "report_smoke", "smoke"}
+    snake(smoke_dir, "smoke", timeout=120)
+    assert load_result(victim).attrs["provenance"]["seed"] == proto.jobs()[1].seed
+    for p, (content, mtime) in before.items():
+        assert p.read_bytes() == content and p.stat().st_mtime_ns == mtime, p
+    assert planned(snake(smoke_dir, "-n", "smoke")) == {}
+
+
+@pytest.mark.slow
+def test_killed_workflow_resumes_with_only_the_unfinished_runs(tmp_path: Path) -> None:
+    """Kill snakemake (and its jobs) with SIGKILL mid-run; the rerun redoes only what is missing."""
+    pdir = tmp_path / "protocols"
+    pdir.mkdir()
+    (pdir / "default_set.yaml").write_text("protocols: [slow]\n")
+    (pdir / "slow.yaml").write_text(yaml.safe_dump({
+        "benchmark": "branin", "optimizers": ["random_search"], "repetitions": 6,
+        "budget": {"evaluations": 20000}, "plots": {"x": ["evaluations"]}}))
+    proto = load_protocol(pdir / "slow.yaml")
+    paths = [tmp_path / p for p in proto.result_paths()]
+    cmd = [str(SNAKEMAKE), "-s", str(SNAKEFILE), "-d", str(tmp_path), "--cores", "1", "all",
+           "--config", f"protocol_dir={pdir}"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and sum(p.exists() for p in paths) < 2:
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = [p for p in paths if p.exists()]
+    assert 2 <= len(done) < len(paths), "the kill came too late to test anything"
+    for p in done:
+        assert len(load_result(p)) == 20000  # every result file present is complete
+    before = {p: p.stat().st_mtime_ns for p in done}
+    jobs = planned(snake(tmp_path, "-n", "all", "--config", f"protocol_dir={pdir}"))
+    assert sorted(jobs["run"]) == sorted(str(p.relative_to(tmp_path)) for p in paths if p not in done)
+    snake(tmp_path, "all", "--config", f"protocol_dir={pdir}", timeout=600)
+    assert all(p.exists() for p in paths) and all(p.stat().st_mtime_ns == m for p, m in before.items())
