@@ -56,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list benchmarks and optimizers (built-in and plugins)")
     d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings")
     d.add_argument("name")
+
+    # -- workflow subcommands (validate-protocol, analyse): benchsuite/cli_workflow.py --
+    from .cli_workflow import add_workflow_parsers
+
+    add_workflow_parsers(sub)
     return p
 
 
@@ -157,6 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_list()
         if args.command == "describe":
             return _cmd_describe(args.name)
+        # -- workflow subcommands: benchsuite/cli_workflow.py --
+        from .cli_workflow import run_workflow_command
+
+        code = run_workflow_command(args)
+        if code is not None:
+            return code
         parser.print_help()
         return EXIT_USAGE
     except BenchsuiteError as exc:

@@ -182,3 +182,20 @@ def test_default_set_names_known_protocols(tmp_path: Path) -> None:
     assert set(protos) == {"alpha"}
     with pytest.raises(ProtocolError, match=r"default_set.yaml: protocols\[0\]: .*did you mean 'alpha'"):
         load_set(tmp_path, protos)
+
+
+def test_cli_validate_protocol(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from benchsuite.cli import main
+
+    good = write(tmp_path, BASE)
+    assert main(["validate-protocol", str(good), "--jobs"]) == 0
+    out = capsys.readouterr().out
+    assert "protocol 'proto' is valid" in out and "= 6 runs" in out
+    assert "results/proto/branin_mf/random_search/rep002.csv" in out
+    doc = copy.deepcopy(BASE)
+    doc["budget"] = {"evaluations": 0}
+    broken = write(tmp_path, doc, "broken")
+    assert main(["validate-protocol", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("benchsuite: error: ") and "broken.yaml: budget.evaluations: must be >= 1" in err
+    assert len(err.strip().splitlines()) == 1  # one line, no traceback
