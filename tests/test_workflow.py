@@ -155,6 +155,11 @@ def test_killed_workflow_resumes_with_only_the_unfinished_runs(tmp_path: Path) -
         assert len(load_result(p)) == 20000  # every result file present is complete
     before = {p: p.stat().st_mtime_ns for p in done}
     jobs = planned(snake(tmp_path, "-n", "all", "--config", f"protocol_dir={pdir}"))
-    assert sorted(jobs["run"]) == sorted(str(p.relative_to(tmp_path)) for p in paths if p not in done)
+    rerun = {tmp_path / p for p in jobs["run"]}
+    assert rerun >= {p for p in paths if p not in done}  # every missing run is redone
+    # besides them at most the one job (--cores 1) whose file was renamed into place just
+    # before Snakemake died, which Snakemake still marks incomplete (profiles/default: rerun-incomplete)
+    assert len(rerun - {p for p in paths if p not in done}) <= 1
     snake(tmp_path, "all", "--config", f"protocol_dir={pdir}", timeout=600)
-    assert all(p.exists() for p in paths) and all(p.stat().st_mtime_ns == m for p, m in before.items())
+    assert all(p.exists() for p in paths)
+    assert all(p.stat().st_mtime_ns == m for p, m in before.items() if p not in rerun)
