@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsuite.errors import UnsupportedError
+from benchsuite.errors import InvalidSettingError, UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import Setting
 from benchsuite.space import Binary, Categorical, Integer, Ordinal, Space
@@ -114,7 +114,6 @@ class Combo(Optimizer):
         s = self.settings
         for key in ("n_init", "n_samples", "n_random", "n_ascent"):
             if s[key] < 1:
-                from benchsuite.errors import InvalidSettingError
                 raise InvalidSettingError(f"combo: setting {key} must be at least 1, got {s[key]}")
         self.kernel = kernel_for_space(self.space, s["categorical_graph"])
         self.priors = PriorConfig(beta_scale=float(s["beta_scale"]), noise_scale=float(s["noise_scale"]))
