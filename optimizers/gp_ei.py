@@ -27,7 +27,7 @@ from benchsuite.settings import Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
-from .models.bo_common import check_vector_space, latin_hypercube, unit_snap
+from .models.bo_common import check_vector_space, latin_hypercube, single_threaded_blas, unit_snap
 from .models.mcmc import HyperparameterSampler
 
 
@@ -75,6 +75,10 @@ class GPEI(Optimizer):
         return gp.GPPosterior(self.kernel, X, y, theta)
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        with single_threaded_blas():
+            return self._ask(pending)
+
+    def _ask(self, pending: Sequence[Trial]) -> Suggestion:
         i = self.n_asked
         self.n_asked += 1
         X, y = self._data()

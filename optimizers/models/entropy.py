@@ -63,21 +63,23 @@ def sample_representers(score: Callable[[np.ndarray], np.ndarray], dim: int, rng
     return pool[idx], np.log(np.maximum(b, 1e-300))
 
 
-def entropy_of_counts(counts: np.ndarray, n: int, log_b: np.ndarray) -> np.ndarray:
+def entropy_of_counts(counts: np.ndarray, log_b: np.ndarray | float = 0.0) -> np.ndarray:
     """``-sum p (log p + log b)`` of argmin histograms ``counts`` (last axis = representers)."""
-    p = counts / float(n)
+    p = counts / np.maximum(counts.sum(-1, keepdims=True), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * (np.log(p) + log_b), 0.0)
     return -terms.sum(-1)
 
 
-def _argmin_counts(F: np.ndarray, nb: int) -> np.ndarray:
-    """Histogram over the last axis's argmin, counting along axis -2: ``(..., M, nb) -> (..., nb)``."""
-    idx = np.argmin(F, axis=-1)  # (..., M)
-    lead = idx.shape[:-1]
-    flat = idx.reshape(-1, idx.shape[-1]) + nb * np.arange(int(np.prod(lead, dtype=int)))[:, None]
-    counts = np.bincount(flat.ravel(), minlength=nb * flat.shape[0]).reshape(lead + (nb,))
-    return counts
+def _argmin_counts(F: np.ndarray) -> np.ndarray:
+    """How often each representer is the minimum: ``(..., nb, M) -> (..., nb)``.
+
+    Draws run along the last (contiguous) axis, so the minimum over representers is an
+    elementwise reduction across rows - several times faster than ``argmin`` over a short
+    last axis. An exact tie counts for every tied representer (normalised away later).
+    """
+    mn = F.min(axis=-2, keepdims=True)
+    return np.count_nonzero(F == mn, axis=-1)
 
 
 class EntropySearch:
@@ -104,16 +106,17 @@ class EntropySearch:
         self.cov_inv = cho_solve(self.L_bb, eye)
         eps = rng.standard_normal((self.M, self.nb))
         self.D = np.einsum("sij,mj->smi", self.L_bb, eps)  # (S, M, nb) draws minus the mean
-        self.F = (mu_b[:, None, :] + self.D).astype(np.float32)
+        # draws stored representer-major, (S, nb, M), for the fast minimum count
+        self.F = np.ascontiguousarray(np.swapaxes(mu_b[:, None, :] + self.D, 1, 2)).astype(np.float32)
         self.eps_y = rng.standard_normal(self.M)
         nodes, weights = np.polynomial.hermite_e.hermegauss(int(n_innovations))
         self.nodes, self.weights = nodes, weights / weights.sum()
-        self.counts0 = _argmin_counts(self.F, self.nb)  # (S, nb)
-        self.H0 = entropy_of_counts(self.counts0, self.M, self.log_b)  # (S,)
+        self.counts0 = _argmin_counts(self.F)  # (S, nb)
+        self.H0 = entropy_of_counts(self.counts0, self.log_b)  # (S,)
 
     def pmin(self) -> np.ndarray:
         """Current p_min at the representer points, ``(S, nb)``."""
-        return self.counts0 / float(self.M)
+        return self.counts0 / self.counts0.sum(-1, keepdims=True)
 
     def __call__(self, Xc: np.ndarray) -> np.ndarray:
         Xc = np.atleast_2d(np.asarray(Xc, dtype=float))
@@ -133,10 +136,10 @@ class EntropySearch:
         y_k = mu_x[:, None, :] + np.sqrt(sy2)[:, None, :] * self.nodes[None, :, None]  # (S,K,m)
         delta = (y_k[:, :, :, None] - np.swapaxes(y_samp, 1, 2)[:, None, :, :]).astype(np.float32)  # (S,K,m,M)
         c = np.swapaxes(cov_bx / sy2[:, None, :], 1, 2).astype(np.float32)  # (S,m,nb)
-        # updated draws, laid out (S,K,m,M,nb) so that the argmin runs over a contiguous axis
-        Fn = delta[..., None] * c[:, None, :, None, :]
+        # updated draws (S,K,m,nb,M) = F + c * delta (Matheron's rule)
+        Fn = c[:, None, :, :, None] * delta[:, :, :, None, :]
         Fn += self.F[:, None, None, :, :]
-        counts = _argmin_counts(Fn, self.nb)  # (S,K,m,nb)
-        H = entropy_of_counts(counts, self.M, self.log_b)  # (S,K,m)
+        counts = _argmin_counts(Fn)  # (S,K,m,nb)
+        H = entropy_of_counts(counts, self.log_b)  # (S,K,m)
         EH = np.einsum("k,skm->sm", self.weights, H)
         return (self.H0[:, None] - EH).mean(0)

@@ -1,0 +1,81 @@
+"""Entropy search (Hennig and Schuler 2012), the ES baseline of fabolas.txt (Sec. 2.2, Eq. 3; Sec. 4).
+
+Standard Bayesian optimisation at full fidelity with the same GP as gp_ei (Matern-5/2
+ARD, emcee-marginalised hyperparameters) and the entropy-search acquisition of
+``optimizers/models/entropy.py``: representer points drawn from an EI-based measure, p_min
+by Monte Carlo with common random numbers, expected information gain over Gauss-Hermite
+innovations, averaged over hyperparameter samples. Running trials of other workers are
+hallucinated at the posterior mean. Discrete/mixed spaces: rounding in the unit cube.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
+from benchsuite.settings import Setting
+
+from .models import acq_opt, gp
+from .models.acquisition import integrated_ei
+from .models.bo_common import check_vector_space, latin_hypercube, single_threaded_blas, unit_snap
+from .models.entropy import EntropySearch as _ES
+from .models.entropy import sample_representers
+from .models.es_bo import ES_SETTINGS
+from .models.mcmc import HyperparameterSampler
+
+
+class EntropySearchOptimizer(Optimizer):
+    """GP + entropy search about the location of the minimum, always at full fidelity."""
+
+    name = "entropy_search"
+    description = "GP (Matern-5/2 ARD, emcee) + Hennig-Schuler entropy search, Monte Carlo p_min"
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    settings_spec = {
+        "n_init": Setting(3, "initial Latin-hypercube design size (RoBO default n_init=3)"),
+        "n_walkers": Setting(0, "emcee walkers; 0 = 3 x number of GP hyperparameters, even (RoBO n_hypers rule)"),
+        "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO fmin/entropy_search.py burnin=100)"),
+        "chain_length": Setting(200, "MCMC steps per later fit (RoBO fmin/entropy_search.py chain_length=200)"),
+        **ES_SETTINGS,
+    }
+
+    def setup(self) -> None:
+        self.space = check_vector_space(self.space, self.name)
+        self.dim = len(self.space)
+        self.snap = unit_snap(self.space)
+        self.kernel = gp.Matern52(range(self.dim))
+        st = self.settings
+        self.sampler = HyperparameterSampler(self.kernel, self.rng, st["n_walkers"], st["burnin"], st["chain_length"])
+        self.design = self.snap(latin_hypercube(self.rng, int(st["n_init"]), self.dim))
+        self.n_asked = 0
+
+    def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        with single_threaded_blas():
+            return self._ask(pending)
+
+    def _ask(self, pending: Sequence[Trial]) -> Suggestion:
+        i = self.n_asked
+        self.n_asked += 1
+        configs, y, _ = self.observations()
+        if i < len(self.design) or len(y) < 2:
+            x = self.design[i] if i < len(self.design) else self.snap(self.rng.random((1, self.dim)))[0]
+            return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "init"})
+        st = self.settings
+        X = self.space.to_unit(configs)
+        post = gp.GPPosterior(self.kernel, X, y, self.sampler.sample(X, y))
+        if pending:
+            Xp = self.snap(self.space.to_unit([t.config for t in pending]))
+            post = post.augmented(Xp, post.predict(Xp)[0])
+        best = post.y.min(axis=1)
+
+        def ei(Z: np.ndarray) -> np.ndarray:
+            mu, var = post.predict(Z)
+            return integrated_ei(mu, np.sqrt(var), best)
+
+        Z, log_b = sample_representers(ei, self.dim, self.rng, st["n_representers"], st["n_pool"], self.snap)
+        es = _ES(post, Z, log_b, self.rng, st["n_pmin_samples"], st["n_innovations"])
+        x, v = acq_opt.maximize(es, self.dim, self.rng, n_candidates=st["n_candidates"],
+                                anchors=X[np.argsort(y)[:5]], n_spray=st["n_spray"], n_starts=st["n_starts"],
+                                local="random", local_rounds=st["local_rounds"], n_local=st["n_local"],
+                                snap=self.snap)
+        return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "bo", "acq": float(v)})
