@@ -451,6 +451,7 @@ class DiffusionGP:
             log_beta[i] = lb
             contrib[i] = np.take(k.log_factor(i, math.exp(lb)).ravel(), pi)
             log_gram = rest + contrib[i]
+        self.last_loglik = ll  # tracked through the sweep; equals log_likelihood(returned params)
         return GPParams(float(mean), float(log_amp), float(log_noise), log_beta)
 
     def _pairs(self) -> np.ndarray:
@@ -463,7 +464,10 @@ class DiffusionGP:
         p = self.feasible(p0)
         out = []
         for s in range(int(n_burn) + int(n_samples)):
-            p = self.sweep(p, rng)
+            try:
+                p = self.sweep(p, rng)
+            except FloatingPointError:  # the carried-over state does not suit the new data: restart
+                p = self.sweep(self.initial_params(), rng)
             if s >= n_burn:
                 out.append(p)
         return out
