@@ -40,10 +40,8 @@ class RegularizedEvolution(Optimizer):
             raise InvalidSettingError("regularized_evolution: population_size and sample_size must be >= 1")
         self.population: deque[tuple[object, float]] = deque()
         self.seen: set = set()
-        self.n_asked = 0
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
-        self.n_asked += 1
         if len(self.population) < self.settings["population_size"] and \
                 len(self.history) + len(pending) < self.settings["population_size"]:
             return Suggestion(self.space.sample(self.rng), self.full_fidelity())
