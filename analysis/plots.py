@@ -38,20 +38,20 @@ def colours(optimizers: Sequence[str]) -> dict[str, tuple]:
 
 
 def _log_ticks(axis) -> None:
-    """Plain numbers on a log axis; minor ticks at 2 and 5 labelled only when it spans < 2 decades."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    """Plain numbers on a log axis; minor ticks at 2 and 5 labelled only when it spans < 2.5 decades."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
 
     def plain(v: float, _pos: int) -> str:
         return f"{v:g}"
 
+    def minor(v: float, _pos: int) -> str:
+        lo, hi = axis.get_view_interval()  # at draw time, after autoscaling
+        return f"{v:g}" if lo > 0 and hi / lo < 300 else ""
+
     axis.set_major_locator(LogLocator(base=10))
     axis.set_major_formatter(FuncFormatter(plain))
-    lo, hi = axis.get_view_interval()
-    if lo > 0 and hi / lo < 100:
-        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
-        axis.set_minor_formatter(FuncFormatter(plain))
-    else:
-        axis.set_minor_formatter(NullFormatter())
+    axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _layout(n: int) -> tuple[int, int]:
