@@ -1,0 +1,70 @@
+"""Simulated time at which each method's median incumbent first comes within a tolerance of the best.
+
+Issue 5 ("Reproduce and measure"): from the runs of ``protocols/fabolas_svm_grid.yaml``,
+report when each method's median (over repetitions) incumbent test error first comes within
+0.5 percentage points of the table's best test error, and the ratios of Fabolas' time to
+GP-EI's and to random search's (the paper claims Fabolas is about 10x faster than MTBO and
+about 50x faster than EI/ES on this grid, fabolas.txt Sec. 4.1).
+
+    .venv/bin/python benchmarks/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml
+    .venv/bin/python benchmarks/time_to_target.py --protocol protocols/fabolas_branin_mf.yaml --tol 0.1
+
+The target is ``best + tol`` where ``best`` is ``--best`` if given, else the smallest test
+error in the benchmark's table (``svm_mnist``), else the benchmark's known optimum.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+
+def table_best(bench_name: str, settings: dict) -> float | None:
+    """The best test error of a tabular benchmark, or its known optimum."""
+    from benchsuite.registry import make_benchmark
+
+    bench = make_benchmark(bench_name, **settings)
+    table = getattr(bench, "table", None)
+    if table is not None and hasattr(table, "test_error"):
+        return float(np.nanmin(table.test_error))
+    return bench.optimum
+
+
+def main() -> None:
+    """Command-line entry point."""
+    from analysis.load import add_quantity, load_protocol_results
+    from analysis.steps import default_grids, summarise, trajectories
+    from benchsuite.protocol import load_protocol
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--protocol", default="protocols/fabolas_svm_grid.yaml")
+    ap.add_argument("--root", default=".", help="directory the protocol's result paths are relative to")
+    ap.add_argument("--tol", type=float, default=0.005, help="tolerance (0.005 = 0.5 percentage points)")
+    ap.add_argument("--best", type=float, default=None)
+    args = ap.parse_args()
+    protocol = load_protocol(args.protocol)
+    df = add_quantity(load_protocol_results(protocol, args.root), "incumbent_test_loss")
+    grids = default_grids(df, "time", "log", n=2000)
+    summ = summarise(trajectories(df, "time", grids))
+    for spec in protocol.benchmarks:
+        best = args.best if args.best is not None else table_best(spec.name, spec.settings)
+        if best is None:
+            raise SystemExit(f"benchmark {spec.label}: no known best value; pass --best")
+        target = best + args.tol
+        print(f"{spec.label}: best test loss {best:.5f}, target {target:.5f} (median of "
+              f"{int(summ['n'].max())} repetitions, simulated seconds incl. optimizer overhead)")
+        times: dict[str, float] = {}
+        for opt, g in summ[summ["benchmark"] == spec.label].groupby("optimizer", sort=False):
+            hit = g[g["median"] <= target]
+            times[opt] = float(hit["x"].min()) if len(hit) else math.inf
+            final = g["median"].dropna()
+            print(f"  {opt:16s} {times[opt]:12.1f} s   (final median {final.iloc[-1] if len(final) else float('nan'):.5f})")
+        fab = times.get("fabolas", math.inf)
+        for other in ("gp_ei", "random_search", "mtbo", "entropy_search", "hyperband"):
+            if other in times and math.isfinite(fab) and fab > 0:
+                print(f"  time({other}) / time(fabolas) = {times[other] / fab:.2f}")
+
+
+if __name__ == "__main__":
+    main()
