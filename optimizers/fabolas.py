@@ -18,6 +18,7 @@ with N(0, 1) priors on its log entries, as in RoBO.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -49,21 +50,36 @@ class Fabolas(CostAwareES):
         return (gp.ProductKernel(gp.Matern52(mat), gp.FiniteRankKernel(d, "loss")),
                 gp.ProductKernel(gp.Matern52(mat), gp.FiniteRankKernel(d, "cost")))
 
+    def _to_coord(self, v: np.ndarray) -> np.ndarray:
+        # always log-scaled into [0, 1], whatever scale the benchmark declares (RoBO's ``transform``);
+        # an axis that starts at 0 cannot be, and keeps its own scale
+        if self.fidelity.low <= 0:
+            return np.asarray(self.fidelity.to_unit(np.asarray(v, dtype=float)), dtype=float)
+        lo, hi = math.log(self.fidelity.low), math.log(self.fidelity.high)
+        return (np.log(np.asarray(v, dtype=float)) - lo) / (hi - lo)
+
+    def _from_coord(self, u: float) -> float:
+        if self.fidelity.low <= 0:
+            return float(self.fidelity.from_unit(u))
+        lo, hi = math.log(self.fidelity.low), math.log(self.fidelity.high)
+        return float(np.clip(math.exp(lo + float(np.clip(u, 0.0, 1.0)) * (hi - lo)), self.fidelity.low,
+                             self.fidelity.high))
+
     @property
     def target_coord(self) -> float:  # type: ignore[override]
-        return float(self.fidelity.to_unit(self.fidelity.full))
+        return float(self._to_coord(self.fidelity.full))
 
     def fid_coord(self, values: Sequence[float | None]) -> np.ndarray:
         v = np.array([self.fidelity.full if s is None else s for s in values], dtype=float)
-        return np.asarray(self.fidelity.to_unit(v), dtype=float).reshape(-1)
+        return self._to_coord(v).reshape(-1)
 
     def fid_value(self, coord: float) -> float:
-        return self.fidelity.snap(float(self.fidelity.from_unit(coord)))
+        return self.fidelity.snap(self._from_coord(coord))
 
     def snap_coord(self, coords: np.ndarray) -> np.ndarray:
         if self.fidelity.values is None:
             return np.clip(coords, 0.0, 1.0)
-        allowed = np.asarray(self.fidelity.to_unit(np.array(self.fidelity.values)), dtype=float).reshape(-1)
+        allowed = self._to_coord(np.array(self.fidelity.values))
         return allowed[np.argmin(np.abs(np.asarray(coords)[:, None] - allowed[None, :]), axis=1)]
 
     def initial_design(self) -> list[tuple[np.ndarray, float]]:

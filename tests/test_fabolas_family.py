@@ -108,6 +108,10 @@ def test_fabolas_design_scaling_and_incumbent():
     opt = Fabolas(bench.space, bench.fidelity, np.random.default_rng(3), **{**FID_SMALL, "n_init": 10})
     # s is log-scaled into [0, 1]: 1/128 -> 0, 1 -> 1 (RoBO's transform)
     np.testing.assert_allclose(opt.fid_coord([1 / 128, 1 / 16, 1.0]), [0.0, 3 / 7, 1.0], atol=1e-12)
+    # a linearly declared axis is log-scaled too, as the original implementation always does
+    lin = Fabolas(bench.space, Fidelity("epochs", 1, 27, log=False), np.random.default_rng(3), **FID_SMALL)
+    np.testing.assert_allclose(lin.fid_coord([1, 3, 27]), [0.0, 1 / 3, 1.0], atol=1e-12)
+    assert lin.fid_value(1 / 3) == pytest.approx(3.0)
     fids = [s for _, s in opt.design]
     np.testing.assert_allclose(fids[:5], [1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 64])
     out = run(bench, Fabolas, seed=4, budget_evals=14, optimizer_settings={**FID_SMALL, "n_init": 10})
