@@ -59,7 +59,8 @@ def time_plugin(cls, bench_name: str, settings: dict, repeats: int, n_obs: int, 
         mcmc.append(opt.last_timing["mcmc_s"])
         acq.append(opt.last_timing["acq_s"])
     return {"plugin": cls.name, "benchmark": bench_name, "n_obs": n_obs, "first_ask_with_burnin_s_at_20": first,
-            "ask_s_median": statistics.median(total), "ask_s_max": max(total), "ask_cpu_s_median": statistics.median(cpu),
+            "ask_s_median": statistics.median(total), "ask_s_max": max(total),
+            "ask_cpu_s_median": statistics.median(cpu),
             "mcmc_s_median": statistics.median(mcmc), "acq_s_median": statistics.median(acq),
             "repeats": repeats, "settings": opt.settings}
 
@@ -90,7 +91,8 @@ def main() -> None:
         out.append(r)
         print(f"{name} on {bench}, {r['n_obs']} observations: ask {r['ask_s_median']:.2f} s median "
               f"(max {r['ask_s_max']:.2f}; limit {limit:g} s) = MCMC {r['mcmc_s_median']:.2f} s + acquisition "
-              f"{r['acq_s_median']:.2f} s (CPU time of the ask {r['ask_cpu_s_median']:.2f} s); first ask incl. burn-in at 20 obs {r['first_ask_with_burnin_s_at_20']:.2f} s")
+              f"{r['acq_s_median']:.2f} s (CPU time of the ask {r['ask_cpu_s_median']:.2f} s); "
+              f"first ask incl. burn-in at 20 obs {r['first_ask_with_burnin_s_at_20']:.2f} s")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=1, default=str)

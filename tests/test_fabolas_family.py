@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from benchsuite.benchmark import Fidelity
+from benchsuite.benchmark import Fidelity, Result
 from benchsuite.optimizer import Trial
 from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
@@ -135,7 +135,6 @@ def test_fabolas_and_mtbo_snap_to_allowed_fidelity_values():
 
     for cls in (Fabolas, MTBO):
         opt = cls(space, fid, np.random.default_rng(5), **FID_SMALL)
-        from benchsuite.benchmark import Result
         for i in range(8):
             sug = opt.ask()
             assert sug.fidelity in values, (cls.name, sug.fidelity)
@@ -143,7 +142,8 @@ def test_fabolas_and_mtbo_snap_to_allowed_fidelity_values():
                 assert sug.fidelity in (0.25, 1.0)
                 if i < 3:
                     assert sug.fidelity == 0.25  # the initial design runs on the auxiliary task
-            opt.tell(Trial(i, sug.config, sug.fidelity), Result(fake_loss(sug.config, sug.fidelity), 1 + 10 * sug.fidelity))
+            result = Result(fake_loss(sug.config, sug.fidelity), 1 + 10 * sug.fidelity)
+            opt.tell(Trial(i, sug.config, sug.fidelity), result)
         assert opt.recommend() is not None
 
 
