@@ -17,7 +17,7 @@ import sys
 from snakemake.exceptions import WorkflowError
 
 from benchsuite.errors import BenchsuiteError
-from benchsuite.protocol import load_protocols, load_set, protocol_files
+from benchsuite.protocol import load_protocol, load_set, protocol_files
 from analysis.outputs import aggregate_outputs, report_outputs
 
 
@@ -31,11 +31,20 @@ PROTOCOL_DIR = _rel(config.get("protocol_dir", os.path.join(workflow.basedir, "p
 PY = sys.executable  # the interpreter running Snakemake has benchsuite installed
 RESERVED = {"all", "papers", "tables", "run", "aggregate", "report", "index"}
 
-try:
-    PROTOCOLS = load_protocols(PROTOCOL_DIR)
-    DEFAULT = load_set(PROTOCOL_DIR, PROTOCOLS)
-except BenchsuiteError as exc:
-    raise WorkflowError(f"invalid protocol: {exc}") from None
+PROTOCOLS, _errors = {}, []
+for _f in protocol_files(PROTOCOL_DIR):  # every file is checked, every mistake reported at once
+    try:
+        _p = load_protocol(_f)
+        PROTOCOLS[_p.name] = _p
+    except BenchsuiteError as exc:
+        _errors.append(str(exc))
+if not _errors:
+    try:
+        DEFAULT = load_set(PROTOCOL_DIR, PROTOCOLS)
+    except BenchsuiteError as exc:
+        _errors.append(str(exc))
+if _errors:
+    raise WorkflowError("invalid protocol(s); no job was started:\n" + "\n".join(_errors))
 for _name, _p in PROTOCOLS.items():
     if _name in RESERVED:
         raise WorkflowError(f"invalid protocol: {_p.path}: name: {_name!r} is reserved for a workflow target; rename the file")
