@@ -173,3 +173,15 @@ def test_report_writes_every_declared_output(result_files, tmp_path: Path) -> No
     analysis.write_index([proto], tmp_path / "reports", tmp_path / "reports" / "index.md")
     index = (tmp_path / "reports" / "index.md").read_text()
     assert f"({proto.name}/curves_time.png)" in index and "\n## Protocol `tiny`" in index
+
+
+@pytest.mark.slow  # plots, like the test above
+def test_cli_analyse_writes_aggregate_and_report(result_files) -> None:
+    from benchsuite.cli import main
+
+    proto_path, _ = result_files
+    root = proto_path.parent
+    assert main(["analyse", str(proto_path), "--root", str(root)]) == 0
+    proto = load_protocol(proto_path)
+    for p in [*analysis.aggregate_outputs(proto), *analysis.report_outputs(proto)]:
+        assert (root / p).stat().st_size > 0, p
