@@ -15,6 +15,7 @@ from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import Setting
 from optimizers.models.annealing import all_neighbours, anneal_batch, unordered_mask
+from optimizers.models.bo_common import single_threaded_blas
 from optimizers.models.sparse_blr import HorseshoeRegression
 
 
@@ -104,6 +105,11 @@ class BOCS(Optimizer):
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         if len(self.losses) < max(self.settings["n_init"], 2):
             return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+        # matrices of a few hundred rows: BLAS threads only add contention (50x slower under load)
+        with single_threaded_blas():
+            return self._model_ask(pending)
+
+    def _model_ask(self, pending: Sequence[Trial]) -> Suggestion:
         X = self.features(np.array(self.codes))
         y = np.array(self.losses)
         steps = self.settings["gibbs_steps"] if self.fitted else self.settings["gibbs_burnin"]
