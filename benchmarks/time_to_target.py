@@ -59,11 +59,14 @@ def main() -> None:
             hit = g[g["median"] <= target]
             times[opt] = float(hit["x"].min()) if len(hit) else math.inf
             final = g["median"].dropna()
-            print(f"  {opt:16s} {times[opt]:12.1f} s   (final median {final.iloc[-1] if len(final) else float('nan'):.5f})")
+            when = f"{times[opt]:12.1f} s" if math.isfinite(times[opt]) else "  not reached"
+            print(f"  {opt:16s} {when}   (final median {final.iloc[-1] if len(final) else float('nan'):.5f})")
         fab = times.get("fabolas", math.inf)
         for other in ("gp_ei", "random_search", "mtbo", "entropy_search", "hyperband"):
             if other in times and math.isfinite(fab) and fab > 0:
-                print(f"  time({other}) / time(fabolas) = {times[other] / fab:.2f}")
+                ratio = times[other] / fab
+                shown = f"{ratio:.2f}" if math.isfinite(ratio) else f"> {grids[spec.label][-1] / fab:.2f} (not reached)"
+                print(f"  time({other}) / time(fabolas) = {shown}")
 
 
 if __name__ == "__main__":
