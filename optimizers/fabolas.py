@@ -15,6 +15,11 @@ snapped with ``Fidelity.snap``). Deviations: p_min by Monte Carlo instead of EP 
 ``optimizers/models/entropy.py``); candidates + local random search instead of
 DIRECT + CMA-ES (RoBO's released Fabolas also uses random sampling); ``Sigma`` is diagonal
 with N(0, 1) priors on its log entries, as in RoBO.
+
+Reproducibility: with ``overhead_in_cost`` (the paper's rule, the default) the acquisition
+depends on the measured overhead of the previous ask, so two runs with the same seed can
+choose different points on a machine with varying load; ``overhead_in_cost=false`` makes
+the choices a function of the seed alone (used by the tests).
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ on the main task per unit cost (Eq. 5, the Hennig-Schuler form fabolas.txt uses 
 consistency), plus the optimizer's overhead as for Fabolas. The initial design evaluates
 random configurations on the auxiliary task only, as RoBO's ``mtbo`` does.
 
-The auxiliary and main fidelities are snapped to the benchmark's allowed values.
+The auxiliary and main fidelities are snapped to the benchmark's allowed values. As for
+Fabolas, ``overhead_in_cost=false`` makes the choices independent of measured timings.
 """
 from __future__ import annotations
 
