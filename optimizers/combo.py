@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ from .models.acquisition import integrated_ei
 from .models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior, PriorConfig,
                                       graph_eigensystem)
 
+Acquisition = Callable[[np.ndarray], np.ndarray]  # integer codes (m, d) -> values (m,)
 MAX_LEVELS = 4096  # a per-variable kernel is n_levels x n_levels; beyond this it is impractical
 
 
@@ -183,7 +184,7 @@ class Combo(Optimizer):
         return self._suggest(codes)
 
     # -- acquisition optimisation ----------------------------------------------------------------
-    def optimise_acquisition(self, acq: Any, x_best: np.ndarray, seen: set[bytes]) -> tuple[np.ndarray, float]:
+    def optimise_acquisition(self, acq: Acquisition, x_best: np.ndarray, seen: set[bytes]) -> tuple[np.ndarray, float]:
         """Maximise ``acq`` (codes ``(m, d)`` -> values ``(m,)``) over vertices not in ``seen``.
 
         Random vertices plus spray vertices around ``x_best``, then breadth-first local
@@ -219,7 +220,7 @@ class Combo(Optimizer):
         row = self._random_unseen(seen)
         return row, float(acq(row[None, :])[0])
 
-    def greedy_ascent(self, acq: Any, starts: np.ndarray, start_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def greedy_ascent(self, acq: Acquisition, starts: np.ndarray, start_vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Breadth-first local search from every start at once: move to the best neighbour while it improves."""
         cur, cur_v = starts.copy(), start_vals.astype(float).copy()
         active = np.ones(len(cur), dtype=bool)
