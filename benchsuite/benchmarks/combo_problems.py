@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark, Result
+from ..errors import InvalidSettingError
 from ..settings import Setting
 from ..space import Binary, Categorical, Space
 
@@ -170,7 +171,6 @@ class ContaminationControl(_ComboProblem):
     def setup(self) -> None:
         n, m = self.settings["n_stages"], self.settings["n_mc"]
         if n < 1 or m < 1:
-            from ..errors import InvalidSettingError
             raise InvalidSettingError("contamination: n_stages and n_mc must be at least 1")
         self.space = Space([Binary(f"x{i:02d}") for i in range(n)])
         rng = problem_rng(self.settings["problem_seed"], "contamination")
@@ -227,7 +227,6 @@ class PestControl(_ComboProblem):
     def setup(self) -> None:
         n, m = self.settings["n_stages"], self.settings["n_mc"]
         if n < 1 or m < 1:
-            from ..errors import InvalidSettingError
             raise InvalidSettingError("pest_control: n_stages and n_mc must be at least 1")
         self.space = Space([Categorical(f"x{i:02d}", tuple(range(self.n_choices))) for i in range(n)])
         rng = problem_rng(self.settings["problem_seed"], "pest_control")
