@@ -47,12 +47,15 @@ def main() -> None:
     ap.add_argument("--evals", type=int, default=None)
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--seed-list", help="comma-separated seeds (overrides --seeds/--first-seed)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--json")
     args = ap.parse_args()
     evals = args.evals or TARGETS[args.benchmark][0]
     tol = TARGETS[args.benchmark][1]
-    tasks = [(args.benchmark, s, evals, {}) for s in range(args.first_seed, args.first_seed + args.seeds)]
+    seeds = ([int(v) for v in args.seed_list.split(",")] if args.seed_list
+             else list(range(args.first_seed, args.first_seed + args.seeds)))
+    tasks = [(args.benchmark, s, evals, {}) for s in seeds]
     res = []
     with Pool(args.jobs) as pool:
         for r in pool.imap_unordered(one_seed, tasks):
