@@ -21,8 +21,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from benchsuite.benchmarks import svm_mnist as sm  # noqa: E402
 
-S_WEIGHTS = (0.5, 1.0, 2.0)
-SMOOTHINGS = (0.0, 1e-3, 1e-2)
+S_WEIGHTS = (0.25, 0.5, 1.0, 2.0)
+SMOOTHINGS = (0.0, 1e-4, 1e-3)
 
 
 def loo_table(table: sm.SvmTable) -> tuple[list[dict], dict]:
