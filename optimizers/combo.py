@@ -100,6 +100,9 @@ class Combo(Optimizer):
         "beta_scale": Setting(5.0, "horseshoe scale tau on the diffusion weights beta (combo.txt Supp. 2.2.3)"),
         "noise_scale": Setting(math.sqrt(0.005), "horseshoe scale tau on the noise variance (combo.txt Supp. 2.2.3; "
                                                  "Spearmint's/reference code's 0.1 = sqrt(2) tau)"),
+        "log_jacobian": Setting(False, "add the log-Jacobian to the horseshoe priors on beta and the noise, which "
+                                       "are sampled in log space (false: the reference implementation, whose "
+                                       "effective prior on log beta piles up at the lower bound e^-12)"),
         "slice_width": Setting(1.0, "initial slice-sampling interval in log space (reference implementation; "
                                     "the paper gives none)"),
         "max_doublings": Setting(10, "slice-sampling doubling limit (reference implementation)"),
@@ -117,7 +120,8 @@ class Combo(Optimizer):
             if s[key] < 1:
                 raise InvalidSettingError(f"combo: setting {key} must be at least 1, got {s[key]}")
         self.kernel = kernel_for_space(self.space, s["categorical_graph"])
-        self.priors = PriorConfig(beta_scale=float(s["beta_scale"]), noise_scale=float(s["noise_scale"]))
+        self.priors = PriorConfig(beta_scale=float(s["beta_scale"]), noise_scale=float(s["noise_scale"]),
+                                  log_jacobian=bool(s["log_jacobian"]))
         self._state: GPParams | None = None  # the slice-sampling chain persists across asks
         self.last_timing: dict[str, float] = {}
 

@@ -16,7 +16,7 @@ from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
 from benchsuite.testing import check_optimizer
 from optimizers.combo import Combo, kernel_for_space
 from optimizers.models.acquisition import integrated_ei
-from optimizers.models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior,
+from optimizers.models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior, PriorConfig,
                                                 complete_eigensystem, graph_eigensystem, path_eigensystem)
 from optimizers.models.horseshoe import horseshoe_log_prior
 from optimizers.models.slice_sampling import slice_sample_1d, slice_sample_chain
@@ -257,3 +257,15 @@ def test_constant_losses_and_single_level_variables_do_not_break_the_model():
     s = opt.ask()
     space.validate(s.config)
     assert space.key(s.config) not in {space.key(t.config) for t in opt.history}
+
+
+def test_log_jacobian_setting_turns_the_horseshoe_into_a_prior_on_the_original_scale():
+    k, X, y = _toy_data()
+    ref = DiffusionGP(k, X, y)
+    jac = DiffusionGP(k, X, y, PriorConfig(log_jacobian=True))
+    for lb in (-8.0, 0.0, 3.0):
+        assert math.isclose(jac.log_prior_beta(lb) - ref.log_prior_beta(lb), lb, abs_tol=1e-12)
+        assert math.isclose(jac.log_prior_noise(lb) - ref.log_prior_noise(lb), lb, abs_tol=1e-12)
+    assert ref.log_prior_beta(-13.0) == -math.inf and ref.log_prior_beta(5.0) == -math.inf
+    opt = Combo(Space([Binary("a"), Binary("b")]), None, 0, log_jacobian=True)
+    assert opt.priors.log_jacobian
