@@ -85,6 +85,59 @@ def run_shard(k: int, n: int, force: bool = False) -> Path:
     return path
 
 
+def priority_order(n: int) -> list[int]:
+    """Shards ordered so that a partial table is most useful: gamma columns nearest the
+    good region (log gamma about -4) first, then spreading outwards; both halves of a column
+    (even and odd log C indices) are adjacent. With ``n`` = 40 a shard is half a column."""
+    centre = 6  # log gamma = -3.68, the middle of the region of low error at every s
+    cols = sorted(range(N_GRID), key=lambda ig: (abs(ig - centre), ig))
+    order = []
+    for ig in cols:
+        order += [k for k in range(n) if (k % N_GRID) == ig and k not in order]
+    return order + [k for k in range(n) if k not in order]
+
+
+def run_lanes(n: int, lanes: int, wait_pids: list[int]) -> None:
+    """Compute every missing shard in :func:`priority_order` with ``lanes`` parallel processes.
+
+    Each lane first waits for one of ``wait_pids`` (shards already running elsewhere) to
+    exit; shards are claimed atomically (``mkdir``) so that lanes never duplicate work.
+    This is an alternative driver to the Snakemake rules; both call ``shard``.
+    """
+    import subprocess
+    import threading
+
+    claims = SHARD_DIR / f".claims_{os.getpid()}"
+    claims.mkdir(parents=True, exist_ok=True)
+    log_dir = HERE / "logs"
+    log_dir.mkdir(exist_ok=True)
+
+    def lane(wait_pid: int | None) -> None:
+        while wait_pid is not None:
+            try:
+                os.kill(wait_pid, 0)
+            except OSError:
+                break
+            time.sleep(5)
+        for k in priority_order(n):
+            if shard_path(k, n).exists():
+                continue
+            try:
+                (claims / str(k)).mkdir()
+            except FileExistsError:
+                continue
+            with open(log_dir / f"shard_{k:03d}.log", "w") as log:
+                subprocess.run([sys.executable, str(Path(__file__).resolve()), "shard", "--shard", str(k),
+                                "--of", str(n)], stdout=log, stderr=subprocess.STDOUT, check=False)
+
+    waits = list(wait_pids) + [None] * max(0, lanes - len(wait_pids))
+    threads = [threading.Thread(target=lane, args=(w,)) for w in waits[:lanes]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line of the table build."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -93,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--shard", type=int, required=True)
     a.add_argument("--of", type=int, required=True)
     a.add_argument("--force", action="store_true")
+    r = sub.add_parser("run", help="compute all missing shards, most informative first (no Snakemake)")
+    r.add_argument("--of", type=int, default=40)
+    r.add_argument("--lanes", type=int, default=2)
+    r.add_argument("--wait-for", type=int, nargs="*", default=[], help="PIDs of shards already running")
     m = sub.add_parser("merge", help="merge shards into the HDF5 table")
     m.add_argument("--of", type=int, default=40)
     m.add_argument("--out", type=Path, default=sm.TABLE_PATH)
@@ -102,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 <= args.shard < args.of:
             p.error("need 0 <= --shard < --of")
         run_shard(args.shard, args.of, args.force)
+        return 0
+    if args.cmd == "run":
+        run_lanes(args.of, args.lanes, args.wait_for)
         return 0
     from merge import merge  # noqa: PLC0415  (same folder)
     merge(args.of, args.out, args.allow_partial)
