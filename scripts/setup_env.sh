@@ -15,4 +15,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 FIND_LINKS=()
 [ -d /opt/wheels ] && FIND_LINKS=(--find-links /opt/wheels)
-VIRTUAL_ENV=.venv uv pip install --quiet "${FIND_LINKS[@]}" "torch==2.13.0" -e ".[test,tpe,smac]"
+VIRTUAL_ENV=.venv uv pip install --quiet --compile-bytecode "${FIND_LINKS[@]}" "torch==2.13.0" -e ".[test,tpe,smac]"
