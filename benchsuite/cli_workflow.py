@@ -45,7 +45,9 @@ def _validate(files: list[str], jobs: bool) -> int:
             print(f"  skipped optimizer {label}: {why}")
         if jobs:
             for j in runs:
-                print(f"  {j.result_path}  seed {j.seed}")
+                inst = j.benchmark.instances
+                extra = f"  {inst[0]}={j.benchmark.settings_for(j.repetition)[inst[0]]}" if inst else ""
+                print(f"  {j.result_path}  seed {j.seed}{extra}")
     return 0
 
 

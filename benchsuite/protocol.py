@@ -10,6 +10,8 @@ how often, with what budget, and what the report shows::
       - branin                       # a name, or a mapping:
       - {name: branin_mf, label: branin_mf_cheap, settings: {cost_s: 10.0},
          budget: {evaluations: 30}, optimum: 0.397887}
+      - {name: ising, settings: {lambda: 0.01},
+         instances: {setting: problem_seed, count: 5}}   # repetition r uses problem_seed = r % 5
     optimizers:
       - random_search                # a name, or {name, settings, label}
       - {name: random_search, label: rs_x2, settings: {}}
@@ -67,7 +69,8 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
              "workers", "include_overhead", "quantity", "plots", "table", "resources")
-_BENCH_KEYS = ("name", "label", "settings", "budget", "optimum")
+_BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
+_INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings")
 _BUDGET_KEYS = ("evaluations", "seconds")
 _PLOT_KEYS = ("x", "time_scale", "evaluations_scale", "y_scale")
@@ -102,6 +105,16 @@ class BenchmarkSpec:
     budget: Budget
     optimum: float | None = None  # overrides the benchmark's own known optimum for regret
     gpu: str = "no"  # the benchmark's declared GPU need: no / optional / required
+    # (setting, count): repetition r runs the problem instance setting = r % count, as
+    # COMBO's experiments pair repetitions with instances (combo.txt Sec. 4: 5 x 5)
+    instances: tuple[str, int] | None = None
+
+    def settings_for(self, repetition: int) -> dict[str, Any]:
+        """The benchmark settings of one repetition (its problem instance filled in)."""
+        if self.instances is None:
+            return dict(self.settings)
+        setting, count = self.instances
+        return {**self.settings, setting: int(repetition) % count}
 
 
 @dataclass(frozen=True)
@@ -202,7 +215,7 @@ class Protocol:
                 "--seed", str(job.seed), *job.benchmark.budget.cli_args(), "--workers", str(self.workers), "-q"]
         for k, v in job.optimizer.settings.items():
             argv += ["--set", f"{k}={_cli_value(v)}"]
-        for k, v in job.benchmark.settings.items():
+        for k, v in job.benchmark.settings_for(job.repetition).items():
             argv += ["--benchmark-set", f"{k}={_cli_value(v)}"]
         if not self.include_overhead:
             argv.append("--no-overhead")
@@ -387,9 +400,29 @@ def _benchmarks(c: _Checker, raw: Mapping, default_budget: Budget | None) -> tup
             raise c.fail(_join(k, "optimum"), f"expected a number, got {_show(optimum)}")
         label = c.label(_join(k, "label"), item.get("label", name))
         gpu = getattr(getattr(cls, "requirements", None), "gpu", "no")
-        specs.append(BenchmarkSpec(name, label, settings, budget, None if optimum is None else float(optimum), gpu))
+        instances = _instances(c, _join(k, "instances"), cls, name, item.get("instances"))
+        specs.append(BenchmarkSpec(name, label, settings, budget, None if optimum is None else float(optimum), gpu,
+                                   instances))
     _unique(c, top, [s.label for s in specs])
     return tuple(specs)
+
+
+def _instances(c: _Checker, key: str, cls: type, name: str, raw: Any) -> tuple[str, int] | None:
+    """``instances: {setting: problem_seed, count: 5}``: an integer setting varied per repetition."""
+    if raw is None:
+        return None
+    raw = c.keys(key, raw, _INSTANCE_KEYS, required=_INSTANCE_KEYS)
+    setting = c.string(_join(key, "setting"), raw["setting"])
+    declared = getattr(cls, "settings_spec", {}) or {}
+    if setting not in declared:
+        raise c.fail(_join(key, "setting"), f"benchmark {name!r} has no setting {setting!r}; "
+                     f"its settings are: {', '.join(declared) or 'none'}")
+    if not isinstance(declared[setting].default, int) or isinstance(declared[setting].default, bool):
+        raise c.fail(_join(key, "setting"), f"{setting!r} is not an integer setting (instances are numbered 0..count-1)")
+    count = raw["count"]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise c.fail(_join(key, "count"), f"expected a positive integer, got {_show(count)}")
+    return setting, count
 
 
 def _optimizers(c: _Checker, raw: Any) -> tuple[tuple[OptimizerSpec, ...], tuple[tuple[str, str], ...]]:
