@@ -183,7 +183,7 @@ def protocol_page(protocol: Protocol, result: dict[str, Any], provs: list[dict[s
                   f"Median (line) and 25th-75th percentiles (band) over {protocol.repetitions} repetitions; "
                   f"[PDF](curves_{axis}.pdf).", ""]
     lines += ["### Average rank", "", f"![{protocol.name} average rank](rank.png)", "",
-              f"[PDF](rank.pdf).", ""]
+              "[PDF](rank.pdf).", ""]
     lines += ["## Table at the budget", "", tables.to_markdown(result["table"], result["caption"]),
               "Also as [CSV](table.csv) (every statistic: mean, standard error, median, quartiles) and "
               "[LaTeX](table.tex).", ""]

@@ -178,3 +178,26 @@ class Benchmark(ABC):
                 lines.append(f"  {k} = {self.settings[k]!r}  {s.help}")
         return "\n".join(lines)
 
+
+
+class CodeBenchmark(Benchmark):
+    """A deterministic objective of a discrete space, evaluated in batches of integer codes.
+
+    Subclasses implement :meth:`evaluate_codes` (vectorised over rows) and declare a
+    ``cost_s`` setting: every evaluation costs that many simulated seconds. Used by
+    COMBO's problems and MaxSAT, where optimizers may also call ``evaluate_codes`` directly.
+    """
+
+    kind = "synthetic"
+
+    @abstractmethod
+    def evaluate_codes(self, codes: np.ndarray) -> np.ndarray:
+        """Objective of each row of an ``(n, d)`` integer-code array."""
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        config, _ = self.check(config, fidelity)
+        loss = float(self.evaluate_codes(self.space.to_codes(config)[None, :])[0])
+        return Result(loss=loss, cost_s=self.settings["cost_s"])
+
+    def test_loss(self, config: Any) -> float:
+        return float(self.evaluate_codes(self.space.to_codes(self.space.validate(config))[None, :])[0])

@@ -15,7 +15,6 @@ analysis cuts curves at the budget). Either or both may be given.
 from __future__ import annotations
 
 import heapq
-import json
 import math
 import platform
 import subprocess

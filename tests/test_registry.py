@@ -1,5 +1,4 @@
 """The registry: built-ins by discovery, third-party plugins through entry points."""
-import importlib.metadata
 import sys
 import textwrap
 

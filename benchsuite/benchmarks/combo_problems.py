@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmark import Benchmark, Result
+from ..benchmark import CodeBenchmark
 from ..errors import InvalidSettingError
 from ..settings import Setting
 from ..space import Binary, Categorical, Space
@@ -45,22 +45,8 @@ def problem_rng(problem_seed: int, problem: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(problem_seed), tag]))
 
 
-class _ComboProblem(Benchmark):
+class _ComboProblem(CodeBenchmark):
     """Shared machinery: a constant simulated cost, deterministic objective, batch evaluation."""
-
-    kind = "synthetic"
-
-    def evaluate(self, config: dict[str, Any], fidelity: float | None = None, seed: int = 0) -> Result:
-        config, _ = self.check(config, fidelity)
-        loss = float(self.evaluate_codes(self.space.to_codes(config)[None, :])[0])
-        return Result(loss=loss, cost_s=self.settings["cost_s"])
-
-    def test_loss(self, config: dict[str, Any]) -> float:
-        return float(self.evaluate_codes(self.space.to_codes(self.space.validate(config))[None, :])[0])
-
-    def evaluate_codes(self, codes: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
-        """Objective of each row of an ``(n, d)`` integer-code array."""
-        raise NotImplementedError
 
     def provenance(self) -> dict[str, Any]:
         return {"problem_seed": self.settings["problem_seed"]}

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..benchmark import Benchmark, Requirements, Result
+from ..benchmark import CodeBenchmark, Requirements
 from ..data import data_file, sha256_of
 from ..errors import DataError
 from ..settings import Setting
@@ -114,10 +114,9 @@ class MaxSATEvaluator:
         return self.satisfied(x).astype(np.float64) @ self.weights
 
 
-class _MaxSAT(Benchmark):
+class _MaxSAT(CodeBenchmark):
     """One MaxSAT Evaluation 2018 instance; subclasses name the file."""
 
-    kind = "synthetic"
     file: ClassVar[str] = ""
     settings_spec = {
         "data_dir": Setting("", "data directory (default: $BENCHSUITE_DATA or ../shared/data)", type=str),
@@ -143,14 +142,6 @@ class _MaxSAT(Benchmark):
     def evaluate_codes(self, codes: np.ndarray) -> np.ndarray:
         """Loss (minus satisfied standardised weight) of each row of an ``(n, d)`` 0/1 array."""
         return -self.evaluator(codes)
-
-    def evaluate(self, config: dict[str, Any], fidelity: float | None = None, seed: int = 0) -> Result:
-        config, _ = self.check(config, fidelity)
-        loss = float(self.evaluate_codes(self.space.to_codes(config)[None, :])[0])
-        return Result(loss=loss, cost_s=self.settings["cost_s"])
-
-    def test_loss(self, config: dict[str, Any]) -> float:
-        return float(self.evaluate_codes(self.space.to_codes(self.space.validate(config))[None, :])[0])
 
     def provenance(self) -> dict[str, Any]:
         return {"data_file": self.file, "sha256": sha256_of(self.file, self.settings["data_dir"] or None)}
