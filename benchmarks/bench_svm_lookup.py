@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     n = args.n
     x0 = rng.uniform(-10, 10, n)
     x1 = rng.uniform(-10, 10, n)
+    if not t.complete:  # draw only near filled grid points (same lookup work, no NaN)
+        filled = np.argwhere(np.isfinite(t.test_error))
+        pick = filled[rng.integers(0, len(filled), n)]
+        half = (t.log_c[1] - t.log_c[0]) / 2.01
+        x0 = np.clip(t.log_c[pick[:, 0]] + rng.uniform(-half, half, n), -10, 10)
+        x1 = np.clip(t.log_gamma[pick[:, 1]] + rng.uniform(-half, half, n), -10, 10)
     i_s = rng.integers(0, t.s.size, n)
     s = t.s[i_s]
     seeds = rng.integers(0, 2**62, n)

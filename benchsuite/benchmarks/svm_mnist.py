@@ -352,9 +352,11 @@ class SvmMnistTabular(Benchmark):
     # -- the Benchmark interface -----------------------------------------------------------
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Tabulated validation error and CPU seconds of the nearest grid point."""
-        if type(config) is dict and len(config) == 2 and type(config.get("x0")) is float \
-                and type(config.get("x1")) is float:
-            x0, x1 = config["x0"], config["x1"]  # fast path; query checks the range and s
+        x0 = x1 = None
+        if type(config) is dict and len(config) == 2:
+            x0, x1 = config.get("x0"), config.get("x1")
+        if type(x0) is float and type(x1) is float:
+            pass  # fast path; query checks the range and s
         else:
             config, _ = self.check(config, None)
             x0, x1 = config["x0"], config["x1"]
