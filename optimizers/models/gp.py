@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import horseshoe
 from .linalg import cholesky_jitter, cho_solve, tri_solve
 
 LOG_LS_BOUNDS = (-10.0, 2.0)  # fabolas.txt Sec. 3.4 (Spearmint): uniform prior on log length scales
@@ -49,17 +50,14 @@ def _uniform_logpdf(z: np.ndarray, lo: float, hi: float) -> np.ndarray:
 def horseshoe_log_prior(log_var: np.ndarray, scale: float = HORSESHOE_SCALE) -> np.ndarray:
     """Log density of ``log sigma^2`` when ``sigma^2`` has Spearmint's horseshoe prior.
 
-    Spearmint uses the closed-form bound ``p(v) ~ log(1 + 3 (scale / v)^2)`` (Carvalho et al.
-    2010 bracket the density between the 2 and 4 versions); the ``+ log v`` term is the
-    Jacobian of sampling in ``log v``, which makes the density proper. ``-inf`` outside
-    :data:`LOG_NOISE_BOUNDS`.
+    The shared horseshoe bound (:mod:`.horseshoe`) with Spearmint's factor 3, plus the
+    Jacobian ``log v`` of sampling in ``log v``, which makes the density proper; ``-inf``
+    outside :data:`LOG_NOISE_BOUNDS`.
     """
     z = np.asarray(log_var, dtype=float)
     lo, hi = LOG_NOISE_BOUNDS
-    # log(1 + 3 s^2 e^{-2z}) computed stably for very negative z
-    a = math.log(3 * scale**2) - 2 * np.clip(z, lo, hi)
-    inner = np.logaddexp(0.0, a)
-    out = np.log(inner) + z
+    zc = np.clip(z, lo, hi)
+    out = horseshoe.horseshoe_log_prior(np.exp(zc), scale, factor=3.0) + zc
     return np.where((z >= lo) & (z <= hi), out, -np.inf)
 
 
