@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
-import platform
 import socket
 import sys
 import time

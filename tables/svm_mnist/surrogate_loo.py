@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     table = sm.load_table(args.table or None)
     rows, per_s = loo_table(table)
     n = int(np.isfinite(table.loss[..., 0]).sum())
-    lines = [f"# Leave-one-grid-point-out error of `svm_mnist_surrogate`",
+    lines = ["# Leave-one-grid-point-out error of `svm_mnist_surrogate`",
              "",
              f"Table {table.path.name} (sha256 {table.sha256[:16]}..., "
              f"{'complete' if table.complete else 'PARTIAL'}), {n} grid points "
