@@ -18,11 +18,11 @@ from benchsuite.settings import Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
-from .models.bo_common import check_vector_space, latin_hypercube, single_threaded_blas, unit_snap
+from .models.bo_common import setup_matern_gp, single_threaded_blas
 from .models.entropy import EntropySearch as _ES
 from .models.entropy import sample_representers
 from .models.es_bo import ES_SETTINGS
-from .models.mcmc import HyperparameterSampler
+from .models.mcmc import MCMC_SETTINGS
 
 
 class EntropySearchOptimizer(Optimizer):
@@ -33,20 +33,12 @@ class EntropySearchOptimizer(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     settings_spec = {
         "n_init": Setting(3, "initial Latin-hypercube design size (RoBO default n_init=3)"),
-        "n_walkers": Setting(0, "emcee walkers; 0 = 3 x number of GP hyperparameters, even (RoBO n_hypers rule)"),
-        "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO fmin/entropy_search.py burnin=100)"),
-        "chain_length": Setting(200, "MCMC steps per later fit (RoBO fmin/entropy_search.py chain_length=200)"),
+        **MCMC_SETTINGS,
         **ES_SETTINGS,
     }
 
     def setup(self) -> None:
-        self.space = check_vector_space(self.space, self.name)
-        self.dim = len(self.space)
-        self.snap = unit_snap(self.space)
-        self.kernel = gp.Matern52(range(self.dim))
-        st = self.settings
-        self.sampler = HyperparameterSampler(self.kernel, self.rng, st["n_walkers"], st["burnin"], st["chain_length"])
-        self.design = self.snap(latin_hypercube(self.rng, int(st["n_init"]), self.dim))
+        setup_matern_gp(self)
         self.n_asked = 0
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:

@@ -27,8 +27,8 @@ from benchsuite.settings import Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
-from .models.bo_common import check_vector_space, latin_hypercube, single_threaded_blas, unit_snap
-from .models.mcmc import HyperparameterSampler
+from .models.bo_common import setup_matern_gp, single_threaded_blas
+from .models.mcmc import MCMC_SETTINGS
 
 
 class GPEI(Optimizer):
@@ -39,9 +39,7 @@ class GPEI(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     settings_spec = {
         "n_init": Setting(3, "initial Latin-hypercube design size (RoBO bayesian_optimization default n_init=3)"),
-        "n_walkers": Setting(0, "emcee walkers; 0 = 3 x number of GP hyperparameters, even (RoBO n_hypers rule)"),
-        "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO bayesian_optimization, gp_mcmc)"),
-        "chain_length": Setting(200, "MCMC steps per later fit, continuing the chain (RoBO bayesian_optimization)"),
+        **MCMC_SETTINGS,
         "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (our choice)"),
         "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)"),
         "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)"),
@@ -53,13 +51,7 @@ class GPEI(Optimizer):
     }
 
     def setup(self) -> None:
-        self.space = check_vector_space(self.space, self.name)
-        self.dim = len(self.space)
-        self.snap = unit_snap(self.space)
-        self.kernel = gp.Matern52(range(self.dim))
-        self.sampler = HyperparameterSampler(self.kernel, self.rng, self.settings["n_walkers"],
-                                             self.settings["burnin"], self.settings["chain_length"])
-        self.design = self.snap(latin_hypercube(self.rng, int(self.settings["n_init"]), self.dim))
+        setup_matern_gp(self)
         self.n_asked = 0
         self.last_timing: dict[str, float] = {}
 

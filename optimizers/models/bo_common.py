@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -62,3 +63,22 @@ def single_threaded_blas() -> contextlib.AbstractContextManager:
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def setup_matern_gp(opt: Any) -> None:
+    """Shared set-up of the plugins that model a vector space with one Matern-5/2 GP.
+
+    Sets ``space`` (checked), ``dim``, ``snap``, ``kernel``, ``sampler`` (emcee over the
+    hyperparameters, settings ``n_walkers``/``burnin``/``chain_length``) and the initial
+    Latin-hypercube ``design`` of ``n_init`` points on ``opt``.
+    """
+    from . import gp
+    from .mcmc import HyperparameterSampler
+
+    st = opt.settings
+    opt.space = check_vector_space(opt.space, opt.name)
+    opt.dim = len(opt.space)
+    opt.snap = unit_snap(opt.space)
+    opt.kernel = gp.Matern52(range(opt.dim))
+    opt.sampler = HyperparameterSampler(opt.kernel, opt.rng, st["n_walkers"], st["burnin"], st["chain_length"])
+    opt.design = opt.snap(latin_hypercube(opt.rng, int(st["n_init"]), opt.dim))
