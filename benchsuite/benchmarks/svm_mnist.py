@@ -96,6 +96,13 @@ def table_subset_seed(s_index: int, replicate: int) -> int:
     return int(ss.generate_state(1)[0])
 
 
+# settings of the two benchmarks read from the table (tabular and surrogate)
+_TABLE_SETTINGS = {
+    "table": Setting("", "path of the HDF5 table; empty = tables/svm_mnist/svm_mnist.h5", type=str),
+    "allow_partial": Setting(False, "accept a table whose build is incomplete (testing only)"),
+}
+
+
 @dataclass(frozen=True)
 class MnistSplits:
     """Pool, validation and test arrays (pixels in [0, 1], float64) with labels."""
@@ -306,8 +313,7 @@ class SvmMnistTabular(Benchmark):
                    "snapped to a 20 x 20 grid, fidelity s in {1/128, ..., 1/2, 1} (fabolas.txt Sec. 4.1)")
     kind = "tabular"
     settings_spec = {
-        "table": Setting("", "path of the HDF5 table; empty = tables/svm_mnist/svm_mnist.h5", type=str),
-        "allow_partial": Setting(False, "accept a table whose build is incomplete (testing only)"),
+        **_TABLE_SETTINGS,
     }
 
     def setup(self) -> None:
@@ -519,8 +525,7 @@ class SvmMnistSurrogate(Benchmark):
                    "s in [1/128, 1] (log), cubic RBF interpolants + replicate noise")
     kind = "surrogate"
     settings_spec = {
-        "table": Setting("", "path of the HDF5 table; empty = tables/svm_mnist/svm_mnist.h5", type=str),
-        "allow_partial": Setting(False, "accept a table whose build is incomplete (testing only)"),
+        **_TABLE_SETTINGS,
         "noise": Setting(True, "add the interpolated replicate spread as noise"),
     }
 
