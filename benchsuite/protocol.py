@@ -351,15 +351,8 @@ def _lookup(kind: str, name: str) -> tuple[type | None, str]:
     """(class, "") for a usable plugin, (None, reason) for an unavailable one; raises if unknown."""
     from . import registry
 
-    table = registry.optimizers() if kind == "optimizer" else registry.benchmarks()
-    entry = table.get(name)
-    if entry is None:
-        close = difflib.get_close_matches(name, list(table), n=3)
-        hint = f"; did you mean {', '.join(repr(x) for x in close)}?" if close else ""
-        raise UnknownNameError(f"unknown {kind} {name!r}{hint} (see `benchsuite list`)")
-    if entry.obj is None:
-        return None, entry.error
-    return entry.obj, ""
+    entry = registry.lookup(kind, name)
+    return (entry.obj, "") if entry.obj is not None else (None, entry.error)
 
 
 def _entries(c: _Checker, key: str, raw: Any) -> list[tuple[str, dict]]:

@@ -108,15 +108,23 @@ def benchmarks() -> dict[str, Entry]:
     return _all("benchmark")
 
 
-def _get(kind: str, name: str) -> type:
-    table = _all(kind)
+def lookup(kind: str, name: str) -> Entry:
+    """The registry entry of optimizer or benchmark ``name`` (``kind`` is "optimizer" or
+    "benchmark"); unknown names raise :class:`UnknownNameError` with close matches. The
+    entry of an unavailable plugin (missing extra) is returned; its ``obj`` is None."""
+    table = optimizers() if kind == "optimizer" else benchmarks()
     entry = table.get(name)
     if entry is None:
         import difflib
 
         close = difflib.get_close_matches(name, list(table), n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        hint = f"; did you mean {', '.join(repr(x) for x in close)}?" if close else ""
         raise UnknownNameError(f"unknown {kind} {name!r}{hint} (see `benchsuite list`)")
+    return entry
+
+
+def _get(kind: str, name: str) -> type:
+    entry = lookup(kind, name)
     if entry.obj is None:
         raise UnknownNameError(f"{kind} {name!r} is unavailable: {entry.error}")
     return entry.obj

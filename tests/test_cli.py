@@ -25,7 +25,7 @@ def test_run_writes_complete_result_and_is_reproducible(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["run", "-b", "nope", "-o", "random_search", "--budget-evals", "5"], "unknown benchmark 'nope'"),
-    (["run", "-b", "branin", "-o", "randm_search", "--budget-evals", "5"], "did you mean random_search"),
+    (["run", "-b", "branin", "-o", "randm_search", "--budget-evals", "5"], "did you mean 'random_search'"),
     (["run", "-b", "branin", "-o", "random_search", "--budget-evals", "5", "--set", "n_init=3"], "no setting(s) n_init"),
     (["run", "-b", "branin", "-o", "random_search", "--budget-evals", "0"], "positive integer"),
     (["run", "-b", "branin", "-o", "random_search", "--budget-evals", "-4"], "positive integer"),

@@ -57,5 +57,5 @@ def test_builtins_are_discovered():
 
 
 def test_unknown_names_suggest_close_matches():
-    with pytest.raises(UnknownNameError, match="did you mean hartmann6"):
+    with pytest.raises(UnknownNameError, match="did you mean 'hartmann6'"):
         registry.get_benchmark("hartman6")
