@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
 from .errors import BenchsuiteError
@@ -78,9 +79,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
     meta = parse_assignments(args.meta)
 
     bars: list = []  # created on the first report, so a run refused up front prints only its error
+    # A terminal gets a live bar; a log file (the workflow's rep*.log) gets a plain line at
+    # most every 30 s, since \r-updates without a newline would sit in stderr's buffer.
+    tty = sys.stderr.isatty()
+    started = time.monotonic()
+    last_line = [started]
 
     def progress(n: int, clock: float) -> None:
         if args.quiet:
+            return
+        if not tty:
+            now = time.monotonic()
+            if now - last_line[0] >= 30.0 or (args.budget_evals and n >= args.budget_evals):
+                last_line[0] = now
+                total = f"/{args.budget_evals}" if args.budget_evals else ""
+                print(f"{args.optimizer} on {args.benchmark}: {n}{total} trials, simulated clock {clock:,.0f} s, "
+                      f"{now - started:,.0f} s elapsed", file=sys.stderr, flush=True)
             return
         if not bars:
             from tqdm import tqdm

@@ -23,6 +23,16 @@ def test_run_writes_complete_result_and_is_reproducible(tmp_path):
     pd.testing.assert_frame_equal(da[keep], db[keep])
 
 
+def test_progress_goes_to_log_files_as_whole_lines(tmp_path):
+    """stderr redirected to a file (the workflow's rep*.log) gets newline-terminated progress."""
+    proc = bs("run", "-b", "branin", "-o", "random_search", "--budget-evals", "7", "--out", str(tmp_path / "r.csv"))
+    assert proc.returncode == 0
+    assert "random_search on branin: 7/7 trials" in proc.stderr and "\r" not in proc.stderr
+    quiet = bs("run", "-b", "branin", "-o", "random_search", "--budget-evals", "7", "--out", str(tmp_path / "q.csv"),
+               "--quiet")
+    assert "trials" not in quiet.stderr
+
+
 @pytest.mark.parametrize("args,message", [
     (["run", "-b", "nope", "-o", "random_search", "--budget-evals", "5"], "unknown benchmark 'nope'"),
     (["run", "-b", "branin", "-o", "randm_search", "--budget-evals", "5"], "did you mean 'random_search'"),
