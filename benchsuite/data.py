@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
+from .results import new_file_mode
 
 ENV_VAR = "BENCHSUITE_DATA"
 
@@ -196,6 +197,7 @@ def _download(entry: DataFile, dest: Path) -> None:
     fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(entry.url, timeout=60) as resp:  # noqa: S310
             shutil.copyfileobj(resp, out)
         verify(tmp, entry)

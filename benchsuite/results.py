@@ -53,11 +53,23 @@ def check_writable(path: str | os.PathLike) -> Path:
     return p
 
 
+def new_file_mode() -> int:
+    """The permission bits an ordinary new file gets under the process umask (0o644 under 022).
+
+    ``tempfile.mkstemp`` creates files readable by their owner only; files renamed into place
+    from a temporary file get these bits instead, like any file the user writes.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same directory + rename)."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent if str(p.parent) else ".")
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()

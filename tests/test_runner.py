@@ -151,3 +151,18 @@ def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         results.write_result(target, [{"trial": 0}], {})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_result_files_get_ordinary_permissions(tmp_path):
+    """Atomic writes go through mkstemp (owner-only); the renamed file follows the umask."""
+    import os
+    import stat
+
+    import benchsuite.results as results
+
+    old = os.umask(0o022)
+    try:
+        results.write_result(tmp_path / "r.csv", [{"trial": 0}], {})
+        assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o644
+    finally:
+        os.umask(old)
