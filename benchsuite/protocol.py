@@ -210,9 +210,12 @@ class Protocol:
         return [j.result_path for j in self.jobs()]
 
     def command(self, job: Job, out: str | None = None, exe: Sequence[str] = ("benchsuite",)) -> list[str]:
-        """The ``benchsuite run`` argv for ``job`` (``--out`` appended when ``out`` is given)."""
+        """The ``benchsuite run`` argv for ``job`` (``--out`` appended when ``out`` is given).
+
+        Not ``--quiet``: the workflow sends stderr to the run's log, which then gets a progress
+        line every 30 s (``tail -f results/<protocol>/<benchmark>/<optimizer>/repNNN.log``)."""
         argv = [*exe, "run", "--benchmark", job.benchmark.name, "--optimizer", job.optimizer.name,
-                "--seed", str(job.seed), *job.benchmark.budget.cli_args(), "--workers", str(self.workers), "-q"]
+                "--seed", str(job.seed), *job.benchmark.budget.cli_args(), "--workers", str(self.workers)]
         for k, v in job.optimizer.settings.items():
             argv += ["--set", f"{k}={_cli_value(v)}"]
         for k, v in job.benchmark.settings_for(job.repetition).items():
