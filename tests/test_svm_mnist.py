@@ -254,4 +254,29 @@ def test_trilinear_matches_scipy():
     axes = (np.linspace(0, 1, 4), np.linspace(0, 1, 5), np.linspace(0, sm.SURROGATE_S_WEIGHT, 6))
     u = rng.random((200, 3)) * [1, 1, sm.SURROGATE_S_WEIGHT]
     u[:3] = [[0, 0, 0], [1, 1, sm.SURROGATE_S_WEIGHT], [0.5, 1, 0]]  # corners and faces
-    np.testing.assert_allclose(sm._Trilinear(v)(u), RegularGridInterpolator(axes, v)(u), atol=1e-12)
+    np.testing.assert_allclose(sm._GridInterp(v, (1, 1, sm.SURROGATE_S_WEIGHT))(u), RegularGridInterpolator(axes, v)(u), atol=1e-12)
+
+
+def test_surrogate_makes_no_new_extrema(small_table):
+    """Between grid points the surrogate stays within the enclosing cell's table values."""
+    b = sm.SvmMnistSurrogate(table=str(small_table), noise=False)
+    t = b.table
+    rng = np.random.default_rng(1)
+    x0, x1 = rng.uniform(-10, 10, 500), rng.uniform(-10, 10, 500)
+    s = np.exp2(rng.uniform(np.log2(t.s[0]), 0, 500))
+    mean, _, cost = b.predict(x0, x1, s)
+    lo_t, hi_t = np.nanmin(t.loss[..., :2]), np.nanmax(t.loss[..., :2])
+    assert mean.min() >= lo_t - 1e-12 and mean.max() <= hi_t + 1e-12
+    tests = [b.test_loss({"x0": a, "x1": g}) for a, g in zip(x0[:100], x1[:100])]
+    assert min(tests) >= t.test_error.min() - 1e-12 and max(tests) <= t.test_error.max() + 1e-12
+
+
+@needs_full_table
+def test_full_surrogate_does_not_beat_the_table():
+    """Regression: the unlimited cubic RBF predicted test error 0 next to the cliff at log gamma -3."""
+    b = sm.SvmMnistSurrogate(noise=False)
+    g = np.linspace(-10, 10, 161)
+    x0, x1 = (a.ravel() for a in np.meshgrid(g, g, indexing="ij"))
+    mean, _, _ = b.predict(x0, x1, np.ones_like(x0))
+    assert mean.min() >= b.table.loss[:, :, -1, 0].min() - 1e-12
+    assert b.test_loss({"x0": 9.59, "x1": -3.05}) >= b.table.test_error.min()
