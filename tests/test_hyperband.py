@@ -35,6 +35,11 @@ def test_successive_halving_on_branin_mf():
     rung1 = {r["config"] for r in rows if 0.02 < r["fidelity"] < 0.05}
     assert rung1 == {r["config"] for r in rung0[:27]}
     assert rows[-1]["fidelity"] == 1.0 and rows[-1]["incumbent"] == rows[-1]["config"]
+    # fabolas.txt Sec. 4: the incumbent is the best on the full dataset, so none before the first full-size result
+    assert all(r["incumbent_test_loss"] is None for r in rows[:-1])
+    anyfid = run(bench, Hyperband, seed=0, budget_evals=5, include_overhead=False,
+                 optimizer_settings={"incumbent": "any"}).rows
+    assert all(r["incumbent_test_loss"] is not None for r in anyfid)
 
 
 def test_discrete_fidelity_values_are_snapped():
