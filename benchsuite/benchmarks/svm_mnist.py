@@ -522,9 +522,10 @@ class _GridInterp:
         return np.where(nan, np.inf, c).min(axis=1), np.where(nan, -np.inf, c).max(axis=1)
 
 
-def _limited(rbf: CubicRbf, grid: _GridInterp, u: np.ndarray, u_grid: np.ndarray | None = None) -> np.ndarray:
+def _limited(rbf: CubicRbf, grid: _GridInterp, u: np.ndarray) -> np.ndarray:
     """The RBF interpolant kept within the range of the enclosing grid cell's corner values."""
-    lo, hi = grid.cell_range(u if u_grid is None else u_grid)
+    lo, hi = grid.cell_range(u)
+    # a cell with no finite corner (partial tables only) gives (inf, -inf): leave it unbounded
     return np.clip(rbf(u), np.minimum(lo, hi), np.maximum(lo, hi))
 
 
