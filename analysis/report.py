@@ -74,11 +74,13 @@ def analyse(protocol: Protocol, df: pd.DataFrame, outdir: str | os.PathLike) -> 
         budgets = _budget(protocol, axis)
         grids = default_grids(df, axis, scale, budgets)
         summary = summarise(trajectories(df, axis, grids))
+        # the budget line only where the axis reaches it (an evaluation cap may end runs first)
+        shown = {b: v for b, v in (budgets or {}).items() if v is not None and b in grids and v <= grids[b][-1]}
         files += plots.plot_curves(
             summary, axis=axis, x_scale=scale, y_scale=protocol.plots.y_scale, y_label=ylab,
             title=f"{protocol.name}: {ylab} vs {'wall-clock time' if axis == 'time' else 'evaluations'}",
             benchmarks=benchmarks, optimizers=optimizers, reps=reps, stem=out / f"curves_{axis}",
-            x_label=_x_label(protocol, axis), budgets=budgets if axis == "time" else None)
+            x_label=_x_label(protocol, axis), budgets=shown if axis == "time" else None)
         # ranks on a grid of fractions of each benchmark's horizon, so benchmarks can be averaged
         his = {b: float(g[-1]) for b, g in grids.items()}
         if len(benchmarks) > 1:

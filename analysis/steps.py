@@ -50,12 +50,17 @@ def make_grid(lo: float, hi: float, scale: str, n: int = 200, integer: bool = Fa
 
 
 def horizons(df: pd.DataFrame, axis: str, budgets: Mapping[str, float | None] | None = None) -> dict[str, float]:
-    """Right end of each benchmark's axis: its budget when given, else the last told x of any run."""
+    """Right end of each benchmark's axis: the last told x of any run, capped at the budget.
+
+    When every run stopped well before the budget (an evaluation cap bound first), the axis
+    ends where the last run did instead of drawing flat lines out to the unused budget.
+    """
     col = AXIS_COLUMN[axis]
     out: dict[str, float] = {}
     for bench, g in df.groupby("benchmark", sort=False):
         b = (budgets or {}).get(bench)
-        out[bench] = float(b) if b is not None else float(g[col].max())
+        last = float(g[col].max())
+        out[bench] = min(float(b), last) if b is not None else last
     return out
 
 
