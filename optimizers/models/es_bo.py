@@ -5,7 +5,9 @@ fit a GP on the loss and one on the log cost over (x, fidelity coordinate), both
 MCMC-marginalised hyperparameters; sample representer points at the target fidelity from
 an EI-based measure; maximise ``information gain about the minimiser at the target /
 (predicted cost + optimizer overhead)`` (Eq. 7 and Sec. 3.2); the incumbent is the
-evaluated configuration with the lowest predicted loss at the target (Sec. 3.2). Fabolas
+evaluated configuration with the lowest predicted loss at the target (Sec. 3.2); before
+the first model fit (during the initial design, where the paper's Algorithm 1 has no
+incumbent rule) it is the best configuration seen at any fidelity. Fabolas
 and MTBO differ only in the fidelity coordinate (continuous log-scaled s vs. a task index),
 the kernels and the initial design.
 
