@@ -11,6 +11,7 @@
 # mistake stops the workflow with the file, the key and what is wrong.
 # Options (--config KEY=VALUE): protocol_dir (default: protocols/ next to this file).
 
+import glob
 import os
 import sys
 
@@ -18,6 +19,7 @@ from snakemake.exceptions import WorkflowError
 
 from benchsuite.errors import BenchsuiteError
 from benchsuite.protocol import load_protocol, load_set, protocol_files
+from benchsuite.tabular import required_tables
 from analysis.outputs import aggregate_outputs, report_outputs
 
 
@@ -156,22 +158,19 @@ rule index:
         "{PY:q} -m analysis index {input.protocols:q} --out {output:q}"
 
 
-# Lookup tables the project computes itself: their recipes live next to them.
+# Lookup tables the project computes itself: each recipe (tables/*.smk) lives next to its table.
 _rules_before = {r.name for r in workflow.rules}
-if os.path.exists(os.path.join(workflow.basedir, "tables", "svm_mnist.smk")):
+for _smk in sorted(glob.glob(os.path.join(workflow.basedir, "tables", "*.smk"))):
 
-    include: "tables/svm_mnist.smk"
-
-
-# Benchmarks that read a table built here. An existing table is used as it is (whatever
-# Snakemake's records say about its recipe); a missing one is built before the runs that need it.
-BENCHMARK_TABLES = {}
-if "SVM_TABLE_DIR" in globals():
-    BENCHMARK_TABLES["svm_mnist"] = BENCHMARK_TABLES["svm_mnist_surrogate"] = [f"{SVM_TABLE_DIR}/svm_mnist.h5"]
+    include: _smk
 
 
 def _missing_tables(benchmark):
-    return [f for f in BENCHMARK_TABLES.get(benchmark, []) if not os.path.exists(f)]
+    """Tables a benchmark declares (TableSpec) that are missing: the run waits for their build.
+
+    An existing table is used as it is (whatever Snakemake's records say about its recipe).
+    """
+    return [_rel(str(p)) for p in required_tables(benchmark) if not p.exists()]
 
 
 _TABLE_TARGETS = [

@@ -20,18 +20,18 @@ PANELS = (1 / 128, 1 / 16, 1 / 4, 1.0)  # fabolas.txt Figure 1 (a)-(d)
 
 def panel_means(path: Path, panels: tuple[float, ...] = PANELS) -> tuple[np.ndarray, np.ndarray, list, np.ndarray]:
     """(log C levels, log gamma levels, the panels' s values, mean error array (panel, C, gamma))."""
-    import h5py
+    from benchsuite.tabular import open_table
 
-    with h5py.File(path, "r") as f:
-        log_c, log_g, s = f["log_C"][()], f["log_gamma"][()], f["s"][()]
-        loss, reps = f["loss"][()], f["replicates_per_s"][()]
+    t = open_table(path)
+    log_c, log_g, s = t.axes[0], t.axes[1], t.fidelities
+    mean = t.seed_mean()
     chosen, out = [], []
     for p in panels:
         k = int(np.argmin(np.abs(np.log(s) - np.log(p))))
         if not np.isclose(s[k], p):
             continue  # a small table may lack a panel
         chosen.append(float(s[k]))
-        out.append(loss[:, :, k, : reps[k]].mean(axis=2))
+        out.append(mean[:, :, k])
     return log_c, log_g, chosen, np.array(out)
 
 

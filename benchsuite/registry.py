@@ -2,7 +2,7 @@
 
 Built-in optimizers are the modules of the top-level ``optimizers`` package (benchopt
 style: drop a file in, it is found); built-in benchmarks are the modules of
-``benchsuite.benchmarks``. Every :class:`Optimizer` / :class:`Benchmark` subclass with a
+``benchsuite.benchmarks``; sub-packages of either are scanned too. Every :class:`Optimizer` / :class:`Benchmark` subclass with a
 non-empty ``name`` defined in such a module is registered. Third-party packages add
 their own through the entry-point groups ``benchsuite.optimizers`` and
 ``benchsuite.benchmarks``; an entry point may name a class or a module to scan.
@@ -51,17 +51,33 @@ def _classes_in(module: ModuleType, base: type) -> list[type]:
             and getattr(obj, "name", "") and obj.__module__ == module.__name__ and not inspect.isabstract(obj)]
 
 
-def _scan_package(package: str, base: type) -> dict[str, Entry]:
-    out: dict[str, Entry] = {}
+def _modules(package: str) -> list[str]:
+    """Dotted names of the modules in ``package`` and its sub-packages, skipping ``models`` and
+    ``_private`` ones before they are imported (pkgutil.walk_packages would import them)."""
+    names = []
     pkg = importlib.import_module(package)
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name.startswith("_") or info.name == "models":  # shared model code, not plugins
             continue
-        modname = f"{package}.{info.name}"
+        name = f"{package}.{info.name}"
+        names.append(name)
+        if info.ispkg:
+            try:
+                names += _modules(name)
+            except Exception:  # noqa: BLE001 - the package itself is reported by _scan_package
+                pass
+    return names
+
+
+def _scan_package(package: str, base: type) -> dict[str, Entry]:
+    """Plugins in every module of ``package`` and of its sub-packages."""
+    out: dict[str, Entry] = {}
+    for modname in _modules(package):
+        short = modname.rsplit(".", 1)[-1]
         try:
             module = importlib.import_module(modname)
         except Exception as exc:  # noqa: BLE001 - report, don't crash the listing
-            out[info.name] = Entry(info.name, None, "builtin", f"{modname} failed to import: {exc}")
+            out[short] = Entry(short, None, "builtin", f"{modname} failed to import: {exc}")
             continue
         for cls in _classes_in(module, base):
             out[cls.name] = Entry(cls.name, cls, "builtin")

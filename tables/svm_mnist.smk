@@ -44,8 +44,9 @@ rule svm_table_merge:
         SVM_TABLE_SHARDS,
     output:
         SVM_TABLE_DIR + "/svm_mnist.h5",
+        SVM_TABLE_DIR + "/svm_mnist.h5.sha256",
     shell:
-        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output}"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output[0]}"
 
 
 rule svm_table_heatmap:

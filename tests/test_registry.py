@@ -59,3 +59,28 @@ def test_builtins_are_discovered():
 def test_unknown_names_suggest_close_matches():
     with pytest.raises(UnknownNameError, match="did you mean 'hartmann6'"):
         registry.get_benchmark("hartman6")
+
+
+def test_plugins_in_sub_packages_are_found(tmp_path, monkeypatch):
+    """A benchmark in a sub-package (like benchsuite/architectures-backed ones) is registered too."""
+    from benchsuite import Benchmark
+
+    pkg = tmp_path / "fakeplugins"
+    (pkg / "nested").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "nested" / "__init__.py").write_text("")
+    (pkg / "nested" / "deep.py").write_text(textwrap.dedent('''
+        from benchsuite.benchmarks.synthetic import Branin
+
+        class DeepBranin(Branin):
+            name = "deep_branin"
+            description = "Branin in a sub-package"
+    '''))
+    (pkg / "models").mkdir()
+    (pkg / "models" / "__init__.py").write_text("raise RuntimeError('model code is not scanned')")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = registry._scan_package("fakeplugins", Benchmark)
+    assert "deep_branin" in found and found["deep_branin"].obj.__module__ == "fakeplugins.nested.deep"
+    assert all(e.obj is not None for e in found.values())
+    for mod in [m for m in sys.modules if m.startswith("fakeplugins")]:
+        sys.modules.pop(mod)

@@ -10,6 +10,7 @@ import pytest
 
 from benchsuite.benchmarks import svm_mnist as sm
 from benchsuite.errors import DataError, InvalidConfigError
+from benchsuite.surrogate import CubicRbf, GridInterp
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 TABLE_DIR = Path(__file__).resolve().parent.parent / "tables" / "svm_mnist"
@@ -108,7 +109,7 @@ def test_small_table_reproduces_live_code(small_table):
         rng = np.random.default_rng(sm.table_subset_seed(si, r))
         idx = sm.stratified_sample(sp.y_pool, sm.subset_size(FRACS[si], 300), rng)
         fresh = sm.fit_evaluate(sp, LEVELS[ic], LEVELS[ig], idx).val_error
-        loss, cost = b.lookup(np.array([ic]), np.array([ig]), np.array([si]), np.array([r]))
+        loss, cost = b.lookup(b.rows_of([np.array([ic]), np.array([ig])]), np.array([si]), np.array([r]))
         assert loss[0] == fresh and cost[0] > 0
 
 
@@ -139,7 +140,7 @@ def test_tabular_snaps_and_picks_replicate_from_seed(small_table):
     full = {b.evaluate({"x0": 10.0, "x1": -10.0}, 1.0, seed=s).loss for s in range(5)}
     assert full == {t.loss[2, 0, 2, 0]}  # s = 1 has one fit
     assert b.evaluate({"x0": 10.0, "x1": -10.0}).loss == t.loss[2, 0, 2, 0]
-    assert b.test_loss({"x0": 9.0, "x1": -9.0}) == t.test_error[2, 0]
+    assert b.test_loss({"x0": 9.0, "x1": -9.0}) == t.test_loss[2, 0]
     assert b.optimum == np.nanmin(t.loss[:, :, -1, 0])
 
 
@@ -148,22 +149,22 @@ def test_tabular_vectorised_lookup_matches_scalar(small_table):
     rng = np.random.default_rng(0)
     ic, ig, i_s = (rng.integers(0, 3, 50) for _ in range(3))
     rep = rng.integers(0, 10**9, 50)
-    loss, cost = b.lookup(ic, ig, i_s, rep)
+    loss, cost = b.lookup(b.rows_of([ic, ig]), i_s, rep)
     for k in range(50):
-        lv, cv = b.query(float(LEVELS[ic[k]]), float(LEVELS[ig[k]]), FRACS[i_s[k]], int(rep[k]))
-        assert (lv, cv) == (loss[k], cost[k])
+        r = b.evaluate({"x0": float(LEVELS[ic[k]]), "x1": float(LEVELS[ig[k]])}, FRACS[i_s[k]], int(rep[k]))
+        assert (r.loss, r.cost_s) == (loss[k], cost[k])
 
 
 def test_tabular_errors(small_table, tmp_path):
     b = sm.SvmMnistTabular(table=str(small_table))
     with pytest.raises(InvalidConfigError, match="x1"):
         b.evaluate({"x0": 0.0, "x1": -10.01}, 0.5)
-    with pytest.raises(InvalidConfigError, match="outside"):
-        b.query(0.0, 11.0, 0.5)
+    with pytest.raises(InvalidConfigError, match="x1"):
+        b.evaluate({"x0": 0.0, "x1": 11.0}, 0.5)
     with pytest.raises(InvalidConfigError, match="allowed values"):
         b.evaluate({"x0": 0.0, "x1": 0.0}, 0.3)
     with pytest.raises(InvalidConfigError, match="allowed values"):
-        b.query(0.0, 0.0, 0.3)
+        b.evaluate({"x0": 0.0, "x1": 0.0}, 0.3)
     with pytest.raises(DataError, match="missing"):
         sm.SvmMnistTabular(table=str(tmp_path / "none.h5"))
 
@@ -191,10 +192,10 @@ def test_rbf_leave_one_out_identity():
     rng = np.random.default_rng(0)
     x = rng.random((40, 3))
     y = np.sin(3 * x[:, 0]) + x[:, 1] * x[:, 2]
-    full = sm.CubicRbf(x, y, 1e-3)
+    full = CubicRbf(x, y, 1e-3)
     for i in (0, 17):
         keep = np.arange(40) != i
-        direct = y[i] - sm.CubicRbf(x[keep], y[keep], 1e-3)(x[i:i + 1])[0]
+        direct = y[i] - CubicRbf(x[keep], y[keep], 1e-3)(x[i:i + 1])[0]
         assert full.loo_residuals()[i] == pytest.approx(direct, rel=1e-6, abs=1e-9)
 
 
@@ -218,13 +219,13 @@ def test_surrogate_tracks_table(small_table):
 @needs_full_table
 def test_full_table_shape_and_provenance():
     t = sm.load_table()
-    assert t.loss.shape == (20, 20, 8, 3) and t.test_error.shape == (20, 20)
-    np.testing.assert_allclose(t.log_c, np.linspace(-10, 10, 20))
-    np.testing.assert_allclose(t.s, [2.0 ** -k for k in range(7, -1, -1)])
+    assert t.loss.shape == (20, 20, 8, 3) and t.test_loss.shape == (20, 20)
+    np.testing.assert_allclose(t.axes[0], np.linspace(-10, 10, 20))
+    np.testing.assert_allclose(t.fidelities, [2.0 ** -k for k in range(7, -1, -1)])
     assert t.attrs["pool_size"] == 5000 and t.attrs["n_val"] == 2000 and t.attrs["n_test"] == 2000
     assert t.attrs["sha256:mnist/train-images-idx3-ubyte.gz"] == sm.load_splits().sha256[sm.MNIST_FILES[0]]
     assert t.complete, "the committed table must be complete (finish it with snakemake -s tables/svm_mnist.smk)"
-    assert np.isfinite(t.loss).all() and np.isfinite(t.test_error).all() and (t.cost > 0).all()
+    assert np.isfinite(t.loss).all() and np.isfinite(t.test_loss).all() and (t.cost > 0).all()
 
 
 @needs_full_table
@@ -238,9 +239,9 @@ def test_full_table_matches_fresh_live_evaluation():
     live = sm.SvmMnistLive()
     sp = live.splits
     idx = sm.stratified_sample(sp.y_pool, sm.subset_size(1 / 128), np.random.default_rng(sm.table_subset_seed(0, 1)))
-    assert sm.fit_evaluate(sp, t.log_c[ic], t.log_gamma[ig], idx).val_error == t.loss[ic, ig, 0, 1]
+    assert sm.fit_evaluate(sp, t.axes[0][ic], t.axes[1][ig], idx).val_error == t.loss[ic, ig, 0, 1]
     reps = t.loss[ic, ig, 0, :]
-    fresh = [live.evaluate({"x0": float(t.log_c[ic]), "x1": float(t.log_gamma[ig])}, 1 / 128, seed=s).loss
+    fresh = [live.evaluate({"x0": float(t.axes[0][ic]), "x1": float(t.axes[1][ig])}, 1 / 128, seed=s).loss
              for s in (11, 12, 13)]
     spread = max(reps.max() - reps.min(), 0.02)
     assert reps.min() - 2 * spread <= np.mean(fresh) <= reps.max() + 2 * spread
@@ -254,7 +255,7 @@ def test_trilinear_matches_scipy():
     axes = (np.linspace(0, 1, 4), np.linspace(0, 1, 5), np.linspace(0, sm.SURROGATE_S_WEIGHT, 6))
     u = rng.random((200, 3)) * [1, 1, sm.SURROGATE_S_WEIGHT]
     u[:3] = [[0, 0, 0], [1, 1, sm.SURROGATE_S_WEIGHT], [0.5, 1, 0]]  # corners and faces
-    np.testing.assert_allclose(sm._GridInterp(v, (1, 1, sm.SURROGATE_S_WEIGHT))(u), RegularGridInterpolator(axes, v)(u), atol=1e-12)
+    np.testing.assert_allclose(GridInterp(v, (1, 1, sm.SURROGATE_S_WEIGHT))(u), RegularGridInterpolator(axes, v)(u), atol=1e-12)
 
 
 def test_surrogate_makes_no_new_extrema(small_table):
@@ -263,12 +264,12 @@ def test_surrogate_makes_no_new_extrema(small_table):
     t = b.table
     rng = np.random.default_rng(1)
     x0, x1 = rng.uniform(-10, 10, 500), rng.uniform(-10, 10, 500)
-    s = np.exp2(rng.uniform(np.log2(t.s[0]), 0, 500))
+    s = np.exp2(rng.uniform(np.log2(t.fidelities[0]), 0, 500))
     mean, _, cost = b.predict(x0, x1, s)
     lo_t, hi_t = np.nanmin(t.loss[..., :2]), np.nanmax(t.loss[..., :2])
     assert mean.min() >= lo_t - 1e-12 and mean.max() <= hi_t + 1e-12
     tests = [b.test_loss({"x0": a, "x1": g}) for a, g in zip(x0[:100], x1[:100])]
-    assert min(tests) >= t.test_error.min() - 1e-12 and max(tests) <= t.test_error.max() + 1e-12
+    assert min(tests) >= t.test_loss.min() - 1e-12 and max(tests) <= t.test_loss.max() + 1e-12
 
 
 @needs_full_table
@@ -279,4 +280,4 @@ def test_full_surrogate_does_not_beat_the_table():
     x0, x1 = (a.ravel() for a in np.meshgrid(g, g, indexing="ij"))
     mean, _, _ = b.predict(x0, x1, np.ones_like(x0))
     assert mean.min() >= b.table.loss[:, :, -1, 0].min() - 1e-12
-    assert b.test_loss({"x0": 9.59, "x1": -3.05}) >= b.table.test_error.min()
+    assert b.test_loss({"x0": 9.59, "x1": -3.05}) >= b.table.test_loss.min()

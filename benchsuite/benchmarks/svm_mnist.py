@@ -28,17 +28,17 @@ import math
 import os
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
-from ..errors import DataError, InvalidConfigError
+from ..errors import DataError
 from ..settings import Setting
 from ..space import Float, Space
+from ..surrogate import SurrogateBenchmark
+from ..tabular import Table, TableSpec, TabularBenchmark, open_table
 
 # -- the benchmark's definition (recorded as provenance in the table) -------------------
 POOL_SIZE = 5000
@@ -61,9 +61,6 @@ MNIST_FILES = (
     "mnist/t10k-images-idx3-ubyte.gz",
     "mnist/t10k-labels-idx1-ubyte.gz",
 )
-
-TABLE_PATH = Path(__file__).resolve().parent.parent.parent / "tables" / "svm_mnist" / "svm_mnist.h5"
-
 
 def stratified_sample(labels: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """Sorted indices of ``n`` items drawn without replacement, class proportions kept.
@@ -95,13 +92,6 @@ def table_subset_seed(s_index: int, replicate: int) -> int:
     """The fixed seed of the table's subset for fraction index ``s_index`` and a replicate."""
     ss = np.random.SeedSequence(POOL_SEED, spawn_key=(7, s_index, replicate))
     return int(ss.generate_state(1)[0])
-
-
-# settings of the two benchmarks read from the table (tabular and surrogate)
-_TABLE_SETTINGS = {
-    "table": Setting("", "path of the HDF5 table; empty = tables/svm_mnist/svm_mnist.h5", type=str),
-    "allow_partial": Setting(False, "accept a table whose build is incomplete (testing only)"),
-}
 
 
 @dataclass(frozen=True)
@@ -241,64 +231,21 @@ class SvmMnistLive(Benchmark):
                 "pool_seed": POOL_SEED, "val_seed": VAL_SEED, "test_seed": TEST_SEED}
 
 
-# -- the lookup table -----------------------------------------------------------------
-class SvmTable:
-    """The table's dense arrays, loaded once from the HDF5 file (cached per path and mtime)."""
-
-    def __init__(self, path: Path):
-        import h5py
-
-        self.path = Path(path)
-        if not self.path.exists():
-            raise DataError(f"SVM table {self.path} is missing; build it with "
-                            "`snakemake -s tables/svm_mnist.smk --cores 2 svm_table` (a few CPU-hours), "
-                            "or pass the setting table=PATH")
-        try:
-            with h5py.File(self.path, "r") as f:
-                self.log_c = f["log_C"][()]
-                self.log_gamma = f["log_gamma"][()]
-                self.s = f["s"][()]
-                self.loss = f["loss"][()]
-                self.cost = f["cost"][()]
-                self.test_error = f["test_error"][()]
-                self.n_train = f["n_train"][()]
-                self.reps = f["replicates_per_s"][()].astype(np.int64)
-                self.attrs = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in f.attrs.items()}
-        except (OSError, KeyError) as exc:
-            raise DataError(f"SVM table {self.path} is unreadable or lacks a dataset ({exc}); rebuild it") from None
-        self.complete = bool(self.attrs.get("complete", False))
-        from ..data import sha256_file
-
-        self.sha256 = sha256_file(self.path)
-        self.size_bytes = self.path.stat().st_size
-
-    @staticmethod
-    def _step(levels: np.ndarray) -> tuple[float, float]:
-        return float(levels[0]), float((levels[-1] - levels[0]) / (levels.size - 1)) if levels.size > 1 else 1.0
-
-    def index(self, log_c: np.ndarray | float, log_gamma: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-        """Nearest grid indices of (log C, log gamma) values (snap-to-grid, vectorised)."""
-        c0, cs = self._step(self.log_c)
-        g0, gs = self._step(self.log_gamma)
-        ic = np.clip(np.rint((np.asarray(log_c) - c0) / cs), 0, self.log_c.size - 1).astype(np.int64)
-        ig = np.clip(np.rint((np.asarray(log_gamma) - g0) / gs), 0, self.log_gamma.size - 1).astype(np.int64)
-        return ic, ig
+# -- the lookup table and its surrogate ------------------------------------------------
+SVM_TABLE = TableSpec("svm_mnist/svm_mnist.h5", rebuild="snakemake -s tables/svm_mnist.smk --cores 2 svm_table")
+TABLE_PATH = SVM_TABLE.path
 
 
-_TABLES: dict[tuple[str, int], SvmTable] = {}
+def load_table(path: str | os.PathLike | None = None) -> Table:
+    """The SVM table at ``path`` (default: the committed one), checked and cached per process."""
+    return open_table(path or SVM_TABLE.path, SVM_TABLE.task, SVM_TABLE.rebuild)
 
 
-def load_table(path: str | os.PathLike | None = None) -> SvmTable:
-    """The table at ``path`` (default: the committed one), cached per process."""
-    p = Path(path) if path else TABLE_PATH
-    mtime = p.stat().st_mtime_ns if p.exists() else -1
-    key = (str(p.resolve()), mtime)
-    if key not in _TABLES:
-        _TABLES[key] = SvmTable(p)
-    return _TABLES[key]
+def _fraction_label(v: float) -> str:
+    return f"1/{round(1 / v)}" if v < 1 else "1"
 
 
-class SvmMnistTabular(Benchmark):
+class SvmMnistTabular(TabularBenchmark):
     """RBF SVM on MNIST looked up in the project's 20 x 20 x 8 table (fabolas.txt Sec. 4.1).
 
     Inputs are floats x0 = log C and x1 = log gamma in [-10, 10], snapped to the nearest of
@@ -312,141 +259,20 @@ class SvmMnistTabular(Benchmark):
     name = "svm_mnist"
     description = ("RBF SVM on MNIST from the precomputed table: x0 = log C, x1 = log gamma in [-10, 10] "
                    "snapped to a 20 x 20 grid, fidelity s in {1/128, ..., 1/2, 1} (fabolas.txt Sec. 4.1)")
-    kind = "tabular"
-    settings_spec = {
-        **_TABLE_SETTINGS,
-    }
+    table_spec = SVM_TABLE
+    fidelity_log = True
+    fidelity_unit = "fraction of the training pool"
+    describe_attrs = ("pool_size", "n_val", "n_test", "versions", "build_machine", "build_dates")
 
-    def setup(self) -> None:
-        self.space = _space()
-        self.table = load_table(self.settings["table"] or None)
-        t = self.table
-        if not t.complete and not self.settings["allow_partial"]:
-            raise DataError(f"SVM table {t.path} is incomplete (missing shards {t.attrs.get('missing_shards')}); "
-                            "finish the build with `snakemake -s tables/svm_mnist.smk --cores 2 svm_table`")
-        self.fidelity = Fidelity("s", float(t.s[0]), float(t.s[-1]), log=True, full=float(t.s[-1]),
-                                 values=tuple(float(v) for v in t.s), unit="fraction of the training pool")
-        self._s_index = {float(v): i for i, v in enumerate(t.s)}
-        self._c0, self._cs = t._step(t.log_c)
-        self._g0, self._gs = t._step(t.log_gamma)
-        self._nc, self._ng = t.log_c.size, t.log_gamma.size
-        full = t.loss[:, :, -1, 0]
-        self.optimum = float(np.nanmin(full)) if np.isfinite(full).any() else None
+    def make_space(self, table: Table) -> Space:
+        return _space()
 
-    # -- fast paths ----------------------------------------------------------------------
-    def lookup(self, ic: np.ndarray, ig: np.ndarray, i_s: np.ndarray, replicate: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """Vectorised (loss, cost) at integer grid indices; ``replicate`` is reduced modulo the count at s."""
-        t = self.table
-        i_s = np.asarray(i_s)
-        r = np.asarray(replicate) % t.reps[i_s]
-        return t.loss[ic, ig, i_s, r], t.cost[ic, ig, i_s, r]
-
-    def query(self, x0: float, x1: float, s: float, seed: int = 0) -> tuple[float, float]:
-        """Scalar (loss, cost) of one configuration; raises on out-of-range values."""
-        if not (-10.0 <= x0 <= 10.0 and -10.0 <= x1 <= 10.0):
-            raise InvalidConfigError(f"svm_mnist: (x0, x1) = ({x0!r}, {x1!r}) is outside [-10, 10]^2")
-        i_s = self._s_index.get(s) if type(s) is float else None
-        if i_s is None:
-            s = self.fidelity.validate(s)  # raises with the list of allowed values
-            i_s = self._s_index[s]
-        ic = int((x0 - self._c0) / self._cs + 0.5)
-        ig = int((x1 - self._g0) / self._gs + 0.5)
-        t = self.table
-        r = seed % int(t.reps[i_s])
-        return float(t.loss[ic, ig, i_s, r]), float(t.cost[ic, ig, i_s, r])
-
-    # -- the Benchmark interface -----------------------------------------------------------
-    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
-        """Tabulated validation error and CPU seconds of the nearest grid point."""
-        x0 = x1 = None
-        if type(config) is dict and len(config) == 2:
-            x0, x1 = config.get("x0"), config.get("x1")
-        if type(x0) is float and type(x1) is float:
-            pass  # fast path; query checks the range and s
-        else:
-            config, _ = self.check(config, None)
-            x0, x1 = config["x0"], config["x1"]
-        s = self.fidelity.full if fidelity is None else fidelity
-        loss, cost = self.query(x0, x1, s, seed)
-        if math.isnan(loss):
-            raise DataError(f"svm_mnist: no table entry at {config} (partial table {self.table.path})")
-        return Result(loss, cost)
-
-    def test_loss(self, config: Any) -> float:
-        """Test error at s = 1 of the nearest grid point."""
-        config, _ = self.check(config, None)
-        ic, ig = self.table.index(config["x0"], config["x1"])
-        return float(self.table.test_error[ic, ig])
-
-    def snap(self, config: Any) -> dict[str, float]:
-        """The grid point a configuration is evaluated at."""
-        config, _ = self.check(config, None)
-        ic, ig = self.table.index(config["x0"], config["x1"])
-        return {"x0": float(self.table.log_c[ic]), "x1": float(self.table.log_gamma[ig])}
-
-    def provenance(self) -> dict[str, Any]:
-        return {"table": str(self.table.path), "table_sha256": self.table.sha256,
-                "table_complete": self.table.complete}
+    def fidelity_labels(self) -> list[str]:
+        return [_fraction_label(v) for v in self.table.fidelities]
 
     def describe(self) -> str:
-        """The generic description plus the table's axes, size and provenance."""
-        t = self.table
-        full = t.test_error
-        best = (f"{np.nanmin(full):.4f} at log C = {t.log_c[np.unravel_index(np.nanargmin(full), full.shape)[0]]:.3f}, "
-                f"log gamma = {t.log_gamma[np.unravel_index(np.nanargmin(full), full.shape)[1]]:.3f}"
-                if np.isfinite(full).any() else "n/a")
-        lines = [super().describe(), f"table: {t.path} ({t.size_bytes / 1024:.1f} KiB, sha256 {t.sha256[:16]}..., "
-                 f"{'complete' if t.complete else 'INCOMPLETE'})",
-                 f"  axes: log_C {t.log_c.size} levels [{t.log_c[0]:g} .. {t.log_c[-1]:g}], "
-                 f"log_gamma {t.log_gamma.size} levels [{t.log_gamma[0]:g} .. {t.log_gamma[-1]:g}], "
-                 f"s {t.s.size} values {[f'1/{round(1 / v)}' if v < 1 else '1' for v in t.s]}, "
-                 f"replicate {t.loss.shape[3]} (per s: {t.reps.tolist()})",
-                 f"  arrays: loss/cost {t.loss.shape} = {t.loss.size} entries "
-                 f"({int(np.isfinite(t.loss).sum())} filled), test_error {t.test_error.shape}",
-                 f"  training images per s: {t.n_train.tolist()}",
-                 f"  best test error at s = 1: {best}"]
-        for k in ("pool_size", "n_val", "n_test", "versions", "build_machine", "build_dates"):
-            if k in t.attrs:
-                lines.append(f"  {k}: {t.attrs[k]}")
-        return "\n".join(lines)
-
-
-# -- the surrogate ----------------------------------------------------------------------
-class CubicRbf:
-    """Cubic radial basis function interpolant phi(r) = r^3 with a linear polynomial tail.
-
-    ``smoothing`` adds a ridge lambda * I to the kernel matrix (lambda = 0 interpolates).
-    Leave-one-out residuals come in closed form from Rippa's identity
-    e_i = c_i / (M^-1)_ii for the augmented system M [c; b] = [y; 0].
-    """
-
-    def __init__(self, x: np.ndarray, y: np.ndarray, smoothing: float = 0.0):
-        from scipy.spatial.distance import cdist
-
-        self.x = np.asarray(x, dtype=float)
-        y = np.asarray(y, dtype=float)
-        n, d = self.x.shape
-        m = np.zeros((n + d + 1, n + d + 1))
-        m[:n, :n] = cdist(self.x, self.x) ** 3 + smoothing * np.eye(n)
-        p = np.hstack([np.ones((n, 1)), self.x])
-        m[:n, n:], m[n:, :n] = p, p.T
-        self._m = m
-        sol = np.linalg.solve(m, np.concatenate([y, np.zeros(d + 1)]))
-        self.coef, self.poly = sol[:n], sol[n:]
-
-    def __call__(self, xq: np.ndarray) -> np.ndarray:
-        """Values at query points ``xq`` of shape (q, d)."""
-        from scipy.spatial.distance import cdist
-
-        xq = np.atleast_2d(np.asarray(xq, dtype=float))
-        return cdist(xq, self.x) ** 3 @ self.coef + self.poly[0] + xq @ self.poly[1:]
-
-    def loo_residuals(self) -> np.ndarray:
-        """y_i minus the prediction at x_i of the interpolant fitted without point i."""
-        n = self.coef.size
-        inv_diag = np.diag(np.linalg.inv(self._m))[:n]
-        return self.coef / inv_diag
+        """The generic table description plus the training images per s."""
+        return super().describe() + f"\n  training images per s: {self.table.arrays['n_train'].tolist()}"
 
 
 # Input scaling and ridge of the surrogate, chosen by leave-one-grid-point-out error on the
@@ -456,90 +282,13 @@ SURROGATE_S_WEIGHT = 0.5  # length of the log2 s axis relative to the (log C, lo
 SURROGATE_SMOOTHING = 0.0
 
 
-def surrogate_inputs(log_c: np.ndarray, log_gamma: np.ndarray, s: np.ndarray,
-                     s_weight: float = SURROGATE_S_WEIGHT) -> np.ndarray:
-    """Scaled surrogate coordinates: log C and log gamma to [0, 1], log2 s to [0, s_weight]."""
-    lo, hi = LOG_BOUNDS
-    ls = (np.log2(np.asarray(s, dtype=float)) - math.log2(S_MIN)) / -math.log2(S_MIN)
-    return np.column_stack([(np.asarray(log_c, float) - lo) / (hi - lo),
-                            (np.asarray(log_gamma, float) - lo) / (hi - lo), s_weight * ls])
-
-
-def surrogate_training_data(table: SvmTable) -> dict[str, np.ndarray]:
-    """Per grid point: inputs, mean loss over replicates, replicate std, log mean cost (finite only)."""
-    ic, ig, i_s = np.meshgrid(np.arange(table.log_c.size), np.arange(table.log_gamma.size),
-                              np.arange(table.s.size), indexing="ij")
-    loss, cost = table.loss, table.cost
-    reps = table.reps
-    mean = np.full(ic.shape, np.nan)
-    std = np.zeros(ic.shape)
-    lcost = np.full(ic.shape, np.nan)
-    for k in range(table.s.size):
-        block = loss[:, :, k, : reps[k]]
-        mean[:, :, k] = block.mean(axis=2)
-        std[:, :, k] = block.std(axis=2, ddof=1) if reps[k] > 1 else 0.0
-        lcost[:, :, k] = np.log(np.maximum(cost[:, :, k, : reps[k]], 1e-6)).mean(axis=2)
-    ok = np.isfinite(mean) & np.isfinite(lcost)
-    x = surrogate_inputs(table.log_c[ic[ok]], table.log_gamma[ig[ok]], table.s[i_s[ok]])
-    return {"x": x, "mean": mean[ok], "std": std[ok], "log_cost": lcost[ok], "grid_std": std,
-            "grid_mean": mean, "grid_log_cost": lcost,
-            "index": np.column_stack([ic[ok], ig[ok], i_s[ok]])}
-
-
-class _GridInterp:
-    """Multilinear interpolation of values on a regular grid spanning a box of the inputs.
-
-    The grid's axes are equally spaced in the surrogate coordinates (log C, log gamma and
-    log2 s are uniform on the table), so an index is just a rescaled coordinate: axis ``k``
-    spans ``[0, extent[k]]``. :meth:`cell_range` gives the smallest and largest value at the
-    corners of the grid cell around each query (NaN corners ignored), the bounds the
-    surrogate keeps its interpolants in.
-    """
-
-    def __init__(self, values: np.ndarray, extent: Sequence[float]):
-        self.v = np.asarray(values, dtype=float)
-        d = self.v.ndim
-        self.n = np.array(self.v.shape)
-        self.scale = (self.n - 1) / np.asarray(extent, dtype=float)
-        self._bits = np.array([[(c >> k) & 1 for k in range(d)] for c in range(2 ** d)], dtype=np.int64)
-
-    def _corners(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        pos = np.clip(np.atleast_2d(u) * self.scale, 0.0, self.n - 1)
-        i0 = np.minimum(pos.astype(np.int64), self.n - 2)
-        f = (pos - i0)[:, None, :]
-        w = np.where(self._bits, f, 1.0 - f).prod(axis=2)
-        idx = i0[:, None, :] + self._bits
-        return w, self.v[tuple(idx[..., k] for k in range(self.v.ndim))]
-
-    def __call__(self, u: np.ndarray) -> np.ndarray:
-        w, c = self._corners(u)
-        return (w * c).sum(axis=1)
-
-    def cell_range(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(min, max) over the corners of the enclosing cell; (-inf, inf) where all are NaN."""
-        _, c = self._corners(u)
-        nan = np.isnan(c)
-        return np.where(nan, np.inf, c).min(axis=1), np.where(nan, -np.inf, c).max(axis=1)
-
-
-def _limited(rbf: CubicRbf, grid: _GridInterp, u: np.ndarray) -> np.ndarray:
-    """The RBF interpolant kept within the range of the enclosing grid cell's corner values."""
-    lo, hi = grid.cell_range(u)
-    # a cell with no finite corner (partial tables only) gives (inf, -inf): leave it unbounded
-    return np.clip(rbf(u), np.minimum(lo, hi), np.maximum(lo, hi))
-
-
-_SURROGATES: dict[tuple, tuple] = {}
-
-
-class SvmMnistSurrogate(Benchmark):
+class SvmMnistSurrogate(SurrogateBenchmark):
     """Continuous surrogate of the SVM table in (log C, log gamma, log2 s).
 
-    Mean validation error and log CPU cost are cubic RBF interpolants of the table's grid
-    (mean over the replicate subsets); the replicate standard deviation, interpolated
-    linearly on the grid, is the noise: a query returns mean + std * z with z ~ N(0, 1)
-    drawn from the evaluation seed, clipped to [0, 1] (s = 1 has no subset noise). The
-    test loss is an RBF interpolant of the tabulated test error at s = 1.
+    The generic table surrogate (:mod:`benchsuite.surrogate`): mean validation error and
+    log CPU cost are cubic RBF interpolants of the table's grid (mean over the replicate
+    subsets); the replicate standard deviation, interpolated linearly, is the noise; the
+    test loss interpolates the tabulated test error at s = 1.
 
     Every interpolant is kept within the smallest and largest table value at the corners of
     the grid cell around the query (no new extrema between grid points). Without this limit
@@ -551,61 +300,10 @@ class SvmMnistSurrogate(Benchmark):
     name = "svm_mnist_surrogate"
     description = ("continuous surrogate of the SVM-on-MNIST table: x0 = log C, x1 = log gamma in [-10, 10], "
                    "s in [1/128, 1] (log), cubic RBF interpolants + replicate noise")
-    kind = "surrogate"
-    settings_spec = {
-        **_TABLE_SETTINGS,
-        "noise": Setting(True, "add the interpolated replicate spread as noise"),
-    }
+    table_spec = SVM_TABLE
+    fidelity_unit = "fraction of the training pool"
+    s_weight = SURROGATE_S_WEIGHT
+    smoothing = SURROGATE_SMOOTHING
 
-    def setup(self) -> None:
-        self.space = _space()
-        t = load_table(self.settings["table"] or None)
-        if not t.complete and not self.settings["allow_partial"]:
-            raise DataError(f"SVM table {t.path} is incomplete; finish the build first "
-                            "(`snakemake -s tables/svm_mnist.smk --cores 2 svm_table`)")
-        self.table = t
-        self.fidelity = Fidelity("s", float(t.s[0]), float(t.s[-1]), log=True, full=float(t.s[-1]),
-                                 unit="fraction of the training pool")
-        key = (t.sha256,)
-        if key not in _SURROGATES:
-            d = surrogate_training_data(t)
-            loss_rbf = CubicRbf(d["x"], d["mean"], SURROGATE_SMOOTHING)
-            cost_rbf = CubicRbf(d["x"], d["log_cost"], SURROGATE_SMOOTHING)
-            ok = np.isfinite(t.test_error)
-            icg = np.argwhere(ok)
-            xt = surrogate_inputs(t.log_c[icg[:, 0]], t.log_gamma[icg[:, 1]], np.ones(len(icg)))[:, :2]
-            test_rbf = CubicRbf(xt, t.test_error[ok], SURROGATE_SMOOTHING)
-            box = (1.0, 1.0, SURROGATE_S_WEIGHT)
-            grids = (_GridInterp(d["grid_mean"], box), _GridInterp(d["grid_log_cost"], box),
-                     _GridInterp(t.test_error, box[:2]))
-            std_interp = _GridInterp(np.nan_to_num(d["grid_std"]), box)
-            _SURROGATES[key] = (loss_rbf, cost_rbf, test_rbf, std_interp, grids)
-        self._loss, self._cost, self._test, self._std, self._grids = _SURROGATES[key]
-        self.optimum = None  # the surrogate's minimum is not known in closed form
-
-    def predict(self, x0: np.ndarray, x1: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Vectorised noise-free (mean loss, noise std, cost seconds) at arrays of inputs."""
-        u = surrogate_inputs(x0, x1, s)
-        loss = _limited(self._loss, self._grids[0], u)
-        cost = np.exp(_limited(self._cost, self._grids[1], u))
-        return np.clip(loss, 0.0, 1.0), np.maximum(self._std(u), 0.0), cost
-
-    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
-        """Interpolated validation error (plus replicate noise) and interpolated CPU seconds."""
-        config, s = self.check(config, fidelity)
-        s = 1.0 if s is None else s
-        mean, std, cost = (float(v[0]) for v in self.predict(config["x0"], config["x1"], s))
-        loss = mean
-        if self.settings["noise"] and std > 0:
-            loss = mean + std * float(np.random.default_rng(seed).standard_normal())
-        return Result(min(max(loss, 0.0), 1.0), cost, {"mean": mean, "std": std})
-
-    def test_loss(self, config: Any) -> float:
-        """Interpolated test error at s = 1."""
-        config, _ = self.check(config, None)
-        u = surrogate_inputs(config["x0"], config["x1"], 1.0)[:, :2]
-        return float(np.clip(_limited(self._test, self._grids[2], u)[0], 0.0, 1.0))
-
-    def provenance(self) -> dict[str, Any]:
-        return {"table": str(self.table.path), "table_sha256": self.table.sha256,
-                "smoothing": SURROGATE_SMOOTHING, "s_weight": SURROGATE_S_WEIGHT}
+    def make_space(self, table: Table) -> Space:
+        return _space()

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import platform
 import socket
 import sys
@@ -31,44 +30,28 @@ def _cpu_model() -> str:
 def write_table(out: Path, log_c: np.ndarray, log_gamma: np.ndarray, fractions: np.ndarray,
                 arrays: dict[str, np.ndarray], test_error: np.ndarray, n_train: np.ndarray,
                 reps: np.ndarray, attrs: dict) -> Path:
-    """Write the table's arrays, named axes, units and ``attrs`` to ``out`` (atomically)."""
-    import h5py
+    """Write the SVM table in the suite's generic table layout (benchsuite.tabular), atomically."""
+    from benchsuite.tabular import TaskArrays
+    from benchsuite.tabular import write_table as write_generic
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(f".tmp{os.getpid()}")
-    with h5py.File(tmp, "w") as f:
-        axes = {
-            "log_C": (np.asarray(log_c, float), "natural log of the SVM's C"),
-            "log_gamma": (np.asarray(log_gamma, float), "natural log of the RBF kernel's gamma"),
-            "s": (np.asarray(fractions, float), "fraction of the training pool"),
-            "replicate": (np.arange(arrays["loss"].shape[3]), "index of the independently drawn training subset"),
-        }
-        for name, (values, what) in axes.items():
-            d = f.create_dataset(name, data=values)
-            d.make_scale(name)
-            d.attrs["description"] = what
-        units = {"loss": ("1", "validation error (fraction misclassified)"),
-                 "cost": ("s", "CPU seconds (process time) of fit + validation predict"),
-                 "wall": ("s", "wall-clock seconds of fit + validation predict"),
-                 "n_support": ("1", "number of support vectors")}
-        for key, (unit, what) in units.items():
-            d = f.create_dataset(key, data=arrays[key], compression="gzip", compression_opts=9, shuffle=True)
-            for i, name in enumerate(axes):
-                d.dims[i].attach_scale(f[name])
-                d.dims[i].label = name
-            d.attrs["units"], d.attrs["description"] = unit, what
-        d = f.create_dataset("test_error", data=test_error, compression="gzip", compression_opts=9, shuffle=True)
-        for i, name in enumerate(("log_C", "log_gamma")):
-            d.dims[i].attach_scale(f[name])
-            d.dims[i].label = name
-        d.attrs["units"] = "1"
-        d.attrs["description"] = "test error of the model trained at s = 1"
-        f.create_dataset("n_train", data=np.asarray(n_train, dtype=np.int64))
-        f.create_dataset("replicates_per_s", data=np.asarray(reps, dtype=np.int64))
-        for k, v in attrs.items():
-            f.attrs[k] = v
-    os.replace(tmp, out)
-    return out
+    shape = (len(log_c), len(log_gamma), len(fractions))
+    task = TaskArrays(
+        axes={"log_C": np.asarray(log_c, float), "log_gamma": np.asarray(log_gamma, float)},
+        fidelity_name="s", fidelities=np.asarray(fractions, float),
+        objectives={k: arrays[k] for k in ("loss", "cost", "wall", "n_support")},
+        n_seeds=np.broadcast_to(np.asarray(reps, dtype=np.int8), shape).copy(),
+        loss="loss", cost="cost", test_loss="test_error",
+        extras={"test_error": test_error, "n_train": np.asarray(n_train, dtype=np.int64)},
+        descriptions={"log_C": "natural log of the SVM's C", "log_gamma": "natural log of the RBF kernel's gamma",
+                      "s": "fraction of the training pool",
+                      "seed": "index of the independently drawn training subset",
+                      "loss": "validation error (fraction misclassified)",
+                      "cost": "CPU seconds (process time) of fit + validation predict",
+                      "wall": "wall-clock seconds of fit + validation predict",
+                      "n_support": "number of support vectors",
+                      "test_error": "test error of the model trained at s = 1",
+                      "n_train": "training images at each s"})
+    return write_generic(out, {"": task}, attrs)
 
 
 def provenance(splits: sm.MnistSplits, pool_size: int, n_val: int, n_test: int) -> dict:

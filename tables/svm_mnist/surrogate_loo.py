@@ -20,30 +20,32 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 from benchsuite.benchmarks import svm_mnist as sm  # noqa: E402
+from benchsuite.surrogate import CubicRbf, surrogate_training_data  # noqa: E402
+from benchsuite.tabular import Table  # noqa: E402
 
 S_WEIGHTS = (0.25, 0.5, 1.0, 2.0)
 SMOOTHINGS = (0.0, 1e-4, 1e-3)
 
 
-def loo_table(table: sm.SvmTable) -> tuple[list[dict], dict]:
+def loo_table(table: Table) -> tuple[list[dict], dict]:
     """LOO statistics for every (s weight, ridge) pair, and the per-s breakdown of the chosen one."""
-    base = sm.surrogate_training_data(table)
+    base = surrogate_training_data(table, sm.SURROGATE_S_WEIGHT, fidelity_log=True)
     rows, chosen = [], {}
     for w in S_WEIGHTS:
         x = base["x"].copy()
         x[:, 2] *= w / sm.SURROGATE_S_WEIGHT
         for lam in SMOOTHINGS:
-            e = sm.CubicRbf(x, base["mean"], lam).loo_residuals()
-            ec = sm.CubicRbf(x, base["log_cost"], lam).loo_residuals()
+            e = CubicRbf(x, base["mean"], lam).loo_residuals()
+            ec = CubicRbf(x, base["log_cost"], lam).loo_residuals()
             row = {"s_weight": w, "smoothing": lam, "rmse": float(np.sqrt(np.mean(e**2))),
                    "mae": float(np.mean(np.abs(e))), "p90": float(np.quantile(np.abs(e), 0.9)),
                    "max": float(np.abs(e).max()), "cost_rmse_log": float(np.sqrt(np.mean(ec**2)))}
             rows.append(row)
             if w == sm.SURROGATE_S_WEIGHT and lam == sm.SURROGATE_SMOOTHING:
                 i_s = base["index"][:, 2]
-                chosen = {float(table.s[k]): (float(np.sqrt(np.mean(e[i_s == k] ** 2))),
+                chosen = {float(table.fidelities[k]): (float(np.sqrt(np.mean(e[i_s == k] ** 2))),
                                               float(np.mean(base["std"][i_s == k])))
-                          for k in range(table.s.size)}
+                          for k in range(table.fidelities.size)}
     return rows, chosen
 
 
