@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
-    e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\'')
+    e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\', or a string the space '
+                        'accepts as it is (a NAS-Bench-201 architecture string \'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|\')')
     e.add_argument("--fidelity", type=float, help="fidelity value (default: full)")
     e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
     e.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
@@ -130,8 +131,14 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         raw = json.loads(args.config)
     except json.JSONDecodeError as exc:
-        raise InvalidConfigError(f"--config is not valid JSON ({exc})") from None
-    config, fidelity = bench.check(raw, args.fidelity)
+        # not JSON: a space may take a configuration string as it is (a NAS-Bench-201 architecture string)
+        try:
+            config, fidelity = bench.check(args.config, args.fidelity)
+        except InvalidConfigError as why:
+            raise InvalidConfigError(f"--config is not valid JSON ({exc}), nor a configuration string "
+                                     f"{args.benchmark!r} accepts ({why})") from None
+    else:
+        config, fidelity = bench.check(raw, args.fidelity)
     result = bench.evaluate(config, fidelity, seed=args.seed)
     print(json.dumps({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed,
                       "info": dict(result.info)}, default=str))

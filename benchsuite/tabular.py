@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -375,6 +376,9 @@ class TabularBenchmark(Benchmark):
         self._key_index: dict[tuple, int] | None = None
         if all(a.index is not None for a in self._axes) and int(np.prod(t.shape)) <= _MAX_KEY_INDEX:
             self._key_index = {key: i for i, key in enumerate(itertools.product(*(v.levels for v in space.variables)))}
+        # the configuration's values as the key tuple, in one C call
+        self._key_of = (operator.itemgetter(*self._names) if len(self._names) > 1
+                        else (lambda c, _n=self._names[0]: (c[_n],)))
         self._bounds = [(v.low, v.high) if isinstance(v, (Float, Integer)) else None for v in space.variables]
         if self.optimum_from == "test" and test is not None:
             self.optimum = float(np.nanmin(test))
@@ -387,13 +391,12 @@ class TabularBenchmark(Benchmark):
         """Flat configuration index (row) of a configuration; validates on the slow path."""
         names = self._names
         if self._key_index is not None:
-            if type(config) is dict:
+            if type(config) is dict and len(config) == len(names):
                 try:
-                    return self._key_index[tuple([config[n] for n in names])]
+                    return self._key_index[self._key_of(config)]
                 except (KeyError, TypeError):
                     pass
-            config = self.space.validate(config)
-            return self._key_index[tuple([config[n] for n in names])]
+            return self._key_index[self._key_of(self.space.validate(config))]
         if type(config) is not dict or len(config) != len(names):
             config = self.space.validate(config)
         r = 0
@@ -452,16 +455,20 @@ class TabularBenchmark(Benchmark):
         return loss[rows, fi, rep], cost[rows, fi, rep]
 
     # -- the Benchmark interface -----------------------------------------------------------
-    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
-        """The tabulated loss and cost of ONE seed replicate (chosen by ``seed``)."""
+    def query(self, config: Any, fidelity: float | None = None, seed: int = 0) -> tuple[float, float]:
+        """Scalar (loss, cost) of ONE seed replicate (``seed % n_seeds``): the lookup fast path."""
         r = self.row(config)
-        fi = self._full if fidelity is None else self.fidelity_index(fidelity)
-        cell = r * self._nf + fi
+        cell = r * self._nf + (self._full if fidelity is None else self.fidelity_index(fidelity))
         k = cell * self._ns + seed % self._nseed_l[cell]
         loss = self._loss_l[k]
         if loss != loss:  # NaN: a hole in a partial table
             raise DataError(f"{self.name}: no table entry for {config} (partial table {self.table.path})")
-        return Result(loss, self._cost_l[k])
+        return loss, self._cost_l[k]
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        """The tabulated loss and cost of ONE seed replicate (chosen by ``seed``), never the mean."""
+        loss, cost = self.query(config, fidelity, seed)
+        return Result(loss, cost)
 
     def test_loss(self, config: Any) -> float:
         """The table's per-configuration test loss (the mean over seeds where it has several)."""
