@@ -108,6 +108,10 @@ MANIFEST: dict[str, DataFile] = {
         DataFile("cifar10_jpeg/cifar10_jpgs.tar.gz",
                  "5dc4dcc09c3c35e9a7894a9a192b607330ff35f54d7a280ff8ee6489b1f085c6", None, None,
                  "CIFAR-10 as JPEG files (lossy re-encoding)"),
+        DataFile("cifar10/cifar-10-python.tar.gz",  # official md5 c58f30108f718f92721af3b95e74349a, 170,498,071 bytes
+                 "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+                 "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", None,
+                 "CIFAR-10 official python batches (5 training batches + test batch, pickled)"),
     ]
 }
 
