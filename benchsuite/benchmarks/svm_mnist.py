@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
+from ..datasets import stratified_choice as stratified_sample  # one stratified draw for every data split
 from ..errors import DataError
 from ..settings import Setting
 from ..space import Float, Space
@@ -61,27 +62,6 @@ MNIST_FILES = (
     "mnist/t10k-images-idx3-ubyte.gz",
     "mnist/t10k-labels-idx1-ubyte.gz",
 )
-
-def stratified_sample(labels: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Sorted indices of ``n`` items drawn without replacement, class proportions kept.
-
-    Each class gets ``floor(n * share)`` items and the remaining ones go to the classes with
-    the largest remainders (ties broken by the generator), so every class with a non-zero
-    quota is represented.
-    """
-    labels = np.asarray(labels)
-    if not 0 < n <= labels.size:
-        raise ValueError(f"cannot draw {n} of {labels.size} items")
-    classes, counts = np.unique(labels, return_counts=True)
-    quota = n * counts / labels.size
-    take = np.floor(quota).astype(int)
-    rest = n - int(take.sum())
-    if rest:
-        order = np.lexsort((rng.random(classes.size), -(quota - take)))
-        take[order[:rest]] += 1
-    picked = [rng.choice(np.flatnonzero(labels == c), size=k, replace=False) for c, k in zip(classes, take) if k]
-    return np.sort(np.concatenate(picked))
-
 
 def subset_size(s: float, pool_size: int = POOL_SIZE) -> int:
     """Number of training images at fraction ``s`` of the pool (at least 10, one per class)."""
