@@ -307,6 +307,12 @@ class SearchSpace(ABC):
     def key(self, config: Any) -> Hashable:
         """A hashable canonical form: equal for configurations that are the same point."""
 
+    def is_valid(self, config: Any) -> bool:
+        """Whether a well-formed configuration is a feasible point (an architecture whose output
+        is reachable, say); spaces with infeasible points override it. Infeasible points can still
+        be evaluated (the benchmark scores them); an optimizer may choose to avoid them."""
+        return True
+
     def to_json(self, config: Any) -> str:
         """Canonical JSON text of a configuration (stored in result files)."""
         return json.dumps(config, separators=(",", ":"), default=_plain)

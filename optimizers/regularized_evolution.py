@@ -21,7 +21,10 @@ class RegularizedEvolution(Optimizer):
     the sizes the COMBO authors used for budgets of a few hundred evaluations (Supp. 4.4.4;
     the numbers are lost from our text of the paper, taken from the authors' code).
     Failed trials do not enter the population. Works on any space with ``neighbours``,
-    including architecture spaces.
+    including architecture spaces. With ``valid_only`` a child that the space says is not
+    valid (``SearchSpace.is_valid``: COMBO's cells without an input-output path) is mutated
+    again, as the COMBO authors gave RE "an advantage by only allowing valid architectures
+    in mutation steps" (Supp. 4.4.4); the random initial population is not filtered.
     """
 
     name = "regularized_evolution"
@@ -32,6 +35,7 @@ class RegularizedEvolution(Optimizer):
         "population_size": Setting(50, "population size P (COMBO Supp. 4.4.4 / authors' code: 50)"),
         "sample_size": Setting(15, "tournament sample size S (COMBO Supp. 4.4.4 / authors' code: 15)"),
         "avoid_duplicates": Setting(True, "re-mutate (up to 20 times) a child that was already evaluated"),
+        "valid_only": Setting(True, "re-mutate (up to 20 times) a child the space calls invalid (COMBO Supp. 4.4.4)"),
     }
 
     def setup(self) -> None:
@@ -53,13 +57,19 @@ class RegularizedEvolution(Optimizer):
         parent = min((members[i] for i in idx), key=lambda m: m[1])[0]
         busy = {self.space.key(t.config) for t in pending}
         child = self.space.mutate(parent, self.rng)
-        if self.settings["avoid_duplicates"]:
-            for _ in range(20):
-                key = self.space.key(child)
-                if key not in self.seen and key not in busy:
-                    break
-                child = self.space.mutate(parent, self.rng)
+        for _ in range(20):
+            if self._acceptable(child, busy):
+                break
+            child = self.space.mutate(parent, self.rng)
         return Suggestion(child, self.full_fidelity())
+
+    def _acceptable(self, child: object, busy: set) -> bool:
+        if self.settings["valid_only"] and not self.space.is_valid(child):
+            return False
+        if self.settings["avoid_duplicates"]:
+            key = self.space.key(child)
+            return key not in self.seen and key not in busy
+        return True
 
     def tell(self, trial: Trial, result: Result) -> None:
         super().tell(trial, result)

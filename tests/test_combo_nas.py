@@ -323,3 +323,20 @@ def test_full_size_epoch_on_cuda() -> None:
     assert res.info["val_error"] < 0.8 and res.cost_s > 0
     print(f"full-size max cell, 1 epoch on {torch.cuda.get_device_name()}: {res.cost_s:.1f} s, "
           f"val error {res.info['val_error']:.3f}")
+
+
+def test_regularized_evolution_mutates_only_into_valid_cells():
+    """combo.txt Supp. 4.4.4: RE was given the advantage of valid architectures in mutation steps."""
+    from optimizers.regularized_evolution import RegularizedEvolution
+    from benchsuite.optimizer import Trial
+
+    space = cc.make_space()
+    # a parent one bit away from invalid: only the IN->H1->OUT path (cutting either edge kills it)
+    parent = cc.encode(("conv3x3",) * 5, {(0, 1), (1, 6)})
+    assert space.is_valid(parent)
+    for valid_only, expect_invalid in ((True, False), (False, True)):
+        opt = RegularizedEvolution(space, None, rng=1, population_size=1, sample_size=1, valid_only=valid_only)
+        opt.tell(Trial(0, parent, None), Result(0.5, 1.0))
+        children = [opt.ask().config for _ in range(60)]
+        assert all(space.validate(c) == c for c in children)
+        assert any(not space.is_valid(c) for c in children) == expect_invalid

@@ -96,11 +96,18 @@ IN_CHANNELS = 3
 N_POOLS = 3  # one 2x2 max-pool after each cell
 
 
-def make_space() -> Space:
+class ComboCellSpace(Space):
+    """The 31 binaries of COMBO's cell; a cell without an IN -> OUT path is not valid."""
+
+    def is_valid(self, config: Any) -> bool:
+        return is_valid(config)
+
+
+def make_space() -> ComboCellSpace:
     """The 31-binary search space; defaults are the Table 5 example edges with Conv 3x3 states."""
     variables = [Binary(name, default=1 if name.endswith("_conv") else 0) for name in TYPE_NAMES]
     variables += [Binary(name, default=int(e in EXAMPLE_EDGES)) for name, e in zip(EDGE_NAMES, EDGES)]
-    return Space(variables)
+    return ComboCellSpace(variables)
 
 
 @dataclass(frozen=True)
