@@ -144,6 +144,13 @@ class Benchmark(ABC):
     def setup(self) -> None:
         """Build the space, load data; called once by the constructor after settings resolve."""
 
+    def prepare(self) -> None:
+        """Load what evaluations need (data files) before the first one; the runner calls it once.
+
+        Live benchmarks that load lazily override it, so that a missing or corrupt data file
+        stops the run with one error line before any trial instead of failing every trial.
+        """
+
     @abstractmethod
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Evaluate a (valid) configuration at a fidelity (``None`` means full)."""

@@ -101,6 +101,7 @@ def run(
     if int(seed) != seed or seed < 0:
         raise BudgetError(f"seed must be a non-negative integer, got {seed}")
     optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
+    benchmark.prepare()  # a missing data file is an error now, not a failed trial each time
     opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), **dict(optimizer_settings or {}))
 
     space = benchmark.space

@@ -166,3 +166,19 @@ def test_result_files_get_ordinary_permissions(tmp_path):
         assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o644
     finally:
         os.umask(old)
+
+
+def test_missing_data_stops_the_run_before_any_trial(tmp_path):
+    """A live benchmark's prepare() loads its data first: a missing file is one error, not N failed trials."""
+    from benchsuite.cli import main
+    from benchsuite.errors import DataError
+
+    # source jpeg: that archive has no download address, so nothing touches the network
+    bench = make_benchmark("combo_nas", {"data_dir": str(tmp_path / "empty"), "channels": 4, "source": "jpeg"})
+    with pytest.raises(DataError, match="cifar"):
+        run(bench, RS, seed=0, budget_evals=3)
+    out = tmp_path / "r.csv"
+    code = main(["run", "-b", "combo_nas", "-o", "random_search", "--budget-evals", "2",
+                 "--benchmark-set", f"data_dir={tmp_path / 'empty'}", "--benchmark-set", "source=jpeg",
+                 "--out", str(out)])
+    assert code == 2 and not out.exists()

@@ -157,6 +157,10 @@ class ComboNas(Benchmark):
         self._test_cache: dict[Any, float] = {}
 
     # -- data and training ------------------------------------------------------------
+    def prepare(self) -> None:
+        """Load (and verify) CIFAR-10 before the first evaluation."""
+        self.splits()
+
     def splits(self) -> ArraySplits:
         """COMBO's CIFAR-10 split (subset per the settings, authors' normalisation), loaded on first use."""
         if self._splits is None:

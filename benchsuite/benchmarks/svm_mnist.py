@@ -180,6 +180,10 @@ class SvmMnistLive(Benchmark):
         self.fidelity = Fidelity("s", S_MIN, 1.0, log=True, full=1.0, unit="fraction of the training pool")
         self._test_cache: dict[tuple, float] = {}
 
+    def prepare(self) -> None:
+        """Load (and verify) the MNIST split before the first evaluation."""
+        self.splits  # noqa: B018 - the property loads and caches
+
     @property
     def splits(self) -> MnistSplits:
         """The data split, loaded on first use."""
