@@ -25,31 +25,46 @@ Integer codes of :func:`cell_space` are positions in :data:`OPS`.
 
 Equivalence
 -----------
-The exact key (:meth:`NB201CellSpace.key`, the string) distinguishes all 5^6 = 15,625
-cells and is what tables are indexed by. :func:`canonical_string` identifies cells that
-compute the same function of the input up to a renaming of their weights: ``skip_connect``
-is the identity, ``none`` is zero, sums are flattened and sorted (commutative and
-associative), and an edge that cannot influence the output (its source is never reached
-from the input through non-``none`` edges, or its target never reaches the output)
-vanishes. An operation fed only zeros is treated as zero too; strictly, a ReLU-Conv-BN on
-a zero input emits BatchNorm's learned shift, an input-independent per-channel constant,
-so this identifies cells that differ by such constants. Each remaining term is an
-operation applied to the *whole* sum at its source, with its multiplicity: two
-convolutions of the same tensor are two terms (different weights), and an average pool of
-a sum is not distributed over the sum. The published ``UniqueString`` of NAS-Bench-201
-(the CSV's column, ``Structure.to_unique_str(consider_zero=True)`` in the authors' code)
-applies the same identity and zero rules but keeps zero terms as ``#`` inside sums
-(``#+0`` and ``0`` are different strings, so a dead edge still separates two cells), and
-it sorts each node's terms as flat strings, so the same sum can be spelled in several
-orders.
+The exact key (:meth:`NB201CellSpace.key`, the tuple of the six operations, one-to-one
+with the architecture string) distinguishes all 5^6 = 15,625 cells and is what tables
+are indexed by. Two cells with the same :func:`canonical_string` compute the same function
+of the cell input up to a renaming of the convolutions' weights (the same network, for
+every value of the weights). The converse is not attempted: identities that hold only for
+particular operations are not used (average pooling is linear, BatchNorm in training mode
+is invariant to the scale of its input). The rules:
 
-Over all 15,625 cells this gives 4,930 classes against the published form's 6,466, and it
-is a strict coarsening: every published class lies inside one of ours (5,669 cells have
-exactly the same class under both; ``tests/test_nb201_cell.py`` checks these numbers).
+* ``skip_connect`` is the identity and ``none`` is zero; sums are flattened and sorted
+  (commutative, associative);
+* an edge that cannot influence the output vanishes (its source is never reached from the
+  input through non-``none`` edges, or its target never reaches the output), and so does
+  an operation fed only zeros (strictly, a ReLU-Conv-BN of zeros emits BatchNorm's learned
+  shift, an input-independent per-channel constant; we identify cells that differ by it);
+* every convolution is one set of weights: when a skip path hands the same convolution's
+  output to two places, it stays one named term (``c0`` used twice), which differs from
+  two convolutions of the same input (``c0`` and ``c1``); average pooling has no weights,
+  so two pools of the same sum are the same term, and it is not distributed over sums;
+* the names ``c0, c1, ...`` are chosen canonically: convolutions that could be renamed
+  into each other (same operation on inputs of the same shape) are tried in every order
+  and the lexicographically smallest text is kept (at most 24 orders for a cell).
+
+The published ``UniqueString`` of NAS-Bench-201 (the CSV's column,
+``Structure.to_unique_str(consider_zero=True)`` in the authors' code) applies the same
+identity and zero rules but writes each node as an expression, so it cannot tell a
+convolution reused through a skip path from two independent convolutions (cells with
+different parameter counts share a class), it keeps zero terms as ``#`` inside sums (a
+dead edge still separates two cells), and it sorts each node's terms as flat strings (the
+same sum can be spelled in several orders). Over all 15,625 cells ours has 5,260 classes
+against 6,466 published; 4,883 cells have exactly the same class under both, 430
+published classes are split by ours (weight sharing) and 688 of ours join several
+published ones (zero terms, spelling); ``tests/test_nb201_cell.py`` checks these numbers.
+Of the 150 cells whose published size is an isomorphic sibling's
+(``tables/nas_bench_201/PARAM_COUNTS.md``), 88 are a different function from every such
+sibling under our form: NAS-Bench-201's class merged networks that differ.
 
 Cells whose output cannot be reached from the input through non-``none`` edges
-(:func:`is_connected` is False: 341 of the 15,625, canonical form ``0``) compute an output that does not depend on the image: the network predicts a constant and
-scores chance accuracy. The published table simply has their numbers (about 10 % on
+(:func:`is_connected` is False: 341 of the 15,625, canonical form ``0``) compute an
+output that does not depend on the image: the network predicts a constant and scores
+chance accuracy. The published table simply has their numbers (about 10 % on
 CIFAR-10, 1 % on CIFAR-100, 0.8 % on ImageNet16-120), and the live benchmark trains them
 like any other cell, so both report chance-level error for them (see
 ``benchsuite/benchmarks/nb201_live.py``).
@@ -123,6 +138,7 @@ class NB201CellSpace(Space):
         return build_network(config, **sizes)
 
     def describe(self) -> str:
+        """The space in words, for ``benchsuite describe``."""
         return (f"NAS-Bench-201 cell: {len(EDGE_NAMES)} edges x {len(OPS)} operations = {N_CELLS} cells; "
                 f"a config is a dict of {', '.join(EDGE_NAMES)} or an architecture string "
                 f"'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|'\n" + super().describe())
@@ -186,7 +202,9 @@ def from_arch_string(s: str) -> Config:
                     f"architecture string {s!r}: node {j} entry {i + 1} reads node {src}, must read node {i}; "
                     f"{FORMAT_HINT}")
             config[f"edge_{j}_{i}"] = op
-    return {name: config[name] for name in EDGE_NAMES}
+    # every well-formed string is in the table: this one spells a cell another way (e.g. "~00")
+    raise InvalidConfigError(f"architecture string {s!r} is not in the official spelling; did you mean "
+                             f"{_format(tuple(config[n] for n in EDGE_NAMES))!r}? {FORMAT_HINT}")
 
 
 @functools.cache
@@ -262,26 +280,92 @@ def live_edges(config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(name for name, (j, i), op in zip(EDGE_NAMES, EDGES, ops) if op != "none" and fwd[i] and bwd[j])
 
 
-def canonical_string(config: Mapping[str, Any]) -> str:
-    """Isomorphism-aware canonical form: equal for cells that compute the same function.
+def _cell_terms(ops: tuple[str, ...]) -> tuple[list[tuple], dict[int, tuple[str, tuple]]]:
+    """The output node as a list of terms, and the convolutions (edge -> (op, input terms)).
 
-    The result is the output node's expression: ``0`` for a zero network, ``x`` for the
-    input, ``op(...)`` for an operation applied to a sum, terms of a sum sorted and joined
-    with ``+`` (see the module docstring for the rules and how they differ from the
-    published ``UniqueString``).
+    A term is ``("x",)`` (the input), ``("c", edge)`` (the output of the convolution on that
+    edge: one set of weights however many paths reuse it) or ``("a", terms)`` (an average
+    pool of a sum: no weights, so equal inputs give equal values). ``skip_connect`` passes
+    its source's terms on, ``none`` and anything fed only zeros add nothing.
     """
-    ops = _ops_of(config)
-    terms: list[list[str]] = [["x"]] + [[] for _ in range(N_NODES - 1)]
-    for (j, i), op in zip(EDGES, ops):
-        src = terms[i]
+    vals: list[list[tuple]] = [[("x",)]] + [[] for _ in range(N_NODES - 1)]
+    convs: dict[int, tuple[str, tuple]] = {}
+    for e, ((j, i), op) in enumerate(zip(EDGES, ops)):
+        src = vals[i]
         if op == "none" or not src:
             continue
         if op == "skip_connect":
-            terms[j].extend(src)
+            vals[j].extend(src)
+        elif op == "avg_pool_3x3":
+            vals[j].append(("a", tuple(src)))
         else:
-            terms[j].append(f"{op}({'+'.join(sorted(src))})")
-    out = sorted(terms[N_NODES - 1])
-    return "+".join(out) if out else "0"
+            convs[e] = (op, tuple(src))
+            vals[j].append(("c", e))
+    return vals[N_NODES - 1], convs
+
+
+def canonical_string(config: Mapping[str, Any]) -> str:
+    """Isomorphism-aware canonical form: cells with equal forms compute the same function.
+
+    "The same function" means equal up to renaming the convolutions' weights. The result
+    names the live convolutions ``c0, c1, ...`` and lists them, then the output sum:
+    ``"c0=nor_conv_3x3(x); c1=nor_conv_1x1(c0+x); out=avg_pool_3x3(c1)+c0"``; a cell without
+    live convolutions is just its output expression (``"x"``, ``"avg_pool_3x3(x)+x"``), a
+    zero network is ``"0"``. Sums are sorted; the naming is the lexicographically smallest
+    over all renamings of interchangeable convolutions (see the module docstring).
+    """
+    out, convs = _cell_terms(_ops_of(config))
+    if not out:
+        return "0"
+    live: set[int] = set()
+
+    def visit(term: tuple) -> None:
+        if term[0] == "a":
+            for t in term[1]:
+                visit(t)
+        elif term[0] == "c" and term[1] not in live:
+            live.add(term[1])
+            for t in convs[term[1]][1]:
+                visit(t)
+
+    for t in out:
+        visit(t)
+
+    def shape(term: tuple) -> str:  # name-free: equal for convolutions that might be renamed into each other
+        if term[0] == "x":
+            return "x"
+        op, inputs = ("avg_pool_3x3", term[1]) if term[0] == "a" else convs[term[1]]
+        return f"{op}({'+'.join(sorted(shape(t) for t in inputs))})"
+
+    def depth(term: tuple) -> int:  # convolutions on the longest path from the input: names follow the data flow
+        if term[0] == "x":
+            return 0
+        inner = max(depth(t) for t in (term[1] if term[0] == "a" else convs[term[1]][1]))
+        return inner + (term[0] == "c")
+
+    groups: dict[tuple[int, str], list[int]] = {}
+    for e in sorted(live):
+        groups.setdefault((depth(("c", e)), shape(("c", e))), []).append(e)
+    ordered = [groups[k] for k in sorted(groups)]
+    best: str | None = None
+    for choice in itertools.product(*(itertools.permutations(g) for g in ordered)):
+        order = [e for g in choice for e in g]
+        name = {e: f"c{k}" for k, e in enumerate(order)}
+
+        def text(term: tuple) -> str:
+            if term[0] == "x":
+                return "x"
+            if term[0] == "c":
+                return name[term[1]]
+            return f"avg_pool_3x3({'+'.join(sorted(text(t) for t in term[1]))})"
+
+        parts = [f"{name[e]}={convs[e][0]}({'+'.join(sorted(text(t) for t in convs[e][1]))})" for e in order]
+        body = "+".join(sorted(text(t) for t in out))
+        candidate = "; ".join(parts + [f"out={body}"]) if parts else body
+        if best is None or candidate < best:
+            best = candidate
+    assert best is not None
+    return best
 
 
 # -- parameter count -----------------------------------------------------------------------

@@ -120,8 +120,8 @@ def group_entries(runtime: np.ndarray, size: np.ndarray, where: str = "pickle") 
     if bad.size:
         k = int(bad[0])
         raise DataError(
-            f"{where}: entries {int(starts[k])}..{int(starts[k] + lens[k] - 1)} form a run of {int(lens[k])} with equal "
-            f"runtime and size, but an architecture has {MIN_SEEDS} or {MAX_SEEDS} seeds; the grouping is ambiguous "
+            f"{where}: entries {int(starts[k])}..{int(starts[k] + lens[k] - 1)} form a run of {int(lens[k])} "
+            f"with equal runtime and size, but an architecture has {MIN_SEEDS} or {MAX_SEEDS} seeds; the grouping is ambiguous "
             f"({len(bad)} such runs); the file is not the one this reader was written for")
     return starts
 
@@ -236,10 +236,11 @@ def read_source(data_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     Returns a dict with ``arch_strings`` and ``unique_strings`` (15,625 each, index order),
     ``n_arch``, ``sha256`` (file name -> hash), and per dataset in :data:`DATASETS` a dict of
     read-only arrays: ``val_loss`` (n_arch, 3) validation error as a fraction, NaN where an
-    architecture has only 2 seeds; ``n_seeds``; ``runtime`` (seconds for 200 epochs);
+    architecture has only 2 seeds (columns are replicates in file order, not seed
+    identities); ``n_seeds``; ``runtime`` (seconds for 200 epochs);
     ``size_in_mb`` (as published); ``size_in_mb_model`` and ``n_params_model`` (the exact
     count of the network the string builds); ``test_accuracy`` (percent, from the CSV) and
-    ``test_error`` (fraction); plus ``num_classes``. Files that are missing, have the wrong
+    ``test_error`` (fraction); plus ``num_classes`` and ``pickle_key``. Files that are missing, have the wrong
     checksum or do not parse raise :class:`~benchsuite.errors.DataError`.
     """
     csv_path = data.data_file(CSV_FILE, data_dir)
@@ -247,6 +248,8 @@ def read_source(data_dir: str | os.PathLike | None = None) -> dict[str, Any]:
     stamp = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in (csv_path, pkl_path))
     cached = _read(str(csv_path.resolve()), str(pkl_path.resolve()), stamp)
     out = dict(cached)
+    out["arch_strings"] = list(cached["arch_strings"])  # copies: the cached tuples stay intact
+    out["unique_strings"] = list(cached["unique_strings"])
     out["sha256"] = {CSV_FILE: data.sha256_of(CSV_FILE, data_dir), PICKLE_FILE: data.sha256_of(PICKLE_FILE, data_dir)}
     for ds in DATASETS:
         out[ds] = dict(cached[ds])
