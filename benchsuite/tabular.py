@@ -282,8 +282,7 @@ class _Axis:
         self.var = var
         self.n = len(levels)
         if isinstance(var, (Categorical, Ordinal)):
-            want = [str(v) if isinstance(v, str) else v for v in var.levels]
-            have = [x for x in levels.tolist()]
+            want, have = list(var.levels), levels.tolist()
             if want != have:
                 raise DataError(f"{where}: axis for variable {var.name!r} has levels {have}, "
                                 f"the space expects {want}; rebuild the table")
@@ -478,8 +477,11 @@ class TabularBenchmark(Benchmark):
 
     def snap(self, config: Any) -> dict[str, Any]:
         """The tabulated configuration a configuration is evaluated at (nearest grid point)."""
-        r = self.row(config)
-        idx = np.unravel_index(r, self.table.shape)
+        return self.config_of_row(self.row(config))
+
+    def config_of_row(self, row: int) -> dict[str, Any]:
+        """The configuration of a table row (numeric variables at their grid level)."""
+        idx = np.unravel_index(int(row), self.table.shape)
         out = {}
         for k, (v, i) in enumerate(zip(self.space.variables, idx)):
             level = self.table.axes[k][int(i)]
@@ -507,7 +509,7 @@ class TabularBenchmark(Benchmark):
                      + (f", {t.test_name} {t.test_loss.shape}" if t.test_loss is not None else ""))
         if t.test_loss is not None and np.isfinite(t.test_loss).any():
             r = int(np.nanargmin(t.test_loss))
-            best = self.space.to_json(self.snap(self._config_of_row(r)))
+            best = self.space.to_json(self.config_of_row(r))
             lines.append(f"  best {t.test_name}: {np.nanmin(t.test_loss):.4f} at {best}")
         for k in self.describe_attrs:
             if k in t.attrs:
@@ -519,11 +521,6 @@ class TabularBenchmark(Benchmark):
     def fidelity_labels(self) -> list[str]:
         """The tabulated fidelity values as short labels for ``describe``."""
         return [f"{v:g}" for v in self.table.fidelities]
-
-    def _config_of_row(self, r: int) -> dict[str, Any]:
-        idx = np.unravel_index(r, self.table.shape)
-        return {v.name: (float(self.table.axes[k][int(i)]) if isinstance(v, Float) else v.validate(self.table.axes[k][int(i)]))
-                for k, (v, i) in enumerate(zip(self.space.variables, idx))}
 
 
 def required_tables(benchmark_name: str) -> list[Path]:
