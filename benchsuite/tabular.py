@@ -358,6 +358,7 @@ class TabularBenchmark(Benchmark):
         where = f"table {t.path}"
         self._axes = [_Axis(v, a, where) for v, a in zip(space.variables, t.axes)]
         self._names = tuple(space.names)
+        self._nvars = len(self._names)
         nf = t.fidelities.size
         fv = tuple(float(v) for v in t.fidelities)
         self.fidelity = None if nf == 1 else Fidelity(
@@ -366,8 +367,7 @@ class TabularBenchmark(Benchmark):
         self._full = nf - 1
         self._nf, self._ns = nf, t.loss.shape[-1]
         # flat Python lists: a scalar lookup indexes a list (tens of ns) instead of a numpy array
-        self._loss_l = t.loss.reshape(-1).tolist()
-        self._cost_l = t.cost.reshape(-1).tolist()
+        self._lc_l = list(zip(t.loss.reshape(-1).tolist(), t.cost.reshape(-1).tolist()))  # (loss, cost) tuples
         self._nseed_l = t.n_seeds.reshape(-1).tolist()
         test = t.test_loss
         self._test_l = test.reshape(-1).tolist() if test is not None else None
@@ -419,7 +419,13 @@ class TabularBenchmark(Benchmark):
         return r
 
     def rows(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        """Rows of many valid configurations (vectorised per axis)."""
+        """Rows of many configurations (vectorised per axis); an invalid one raises as in :meth:`row`."""
+        if self._key_index is not None:
+            ki, key_of = self._key_index, self._key_of
+            try:
+                return np.array([ki[key_of(c)] for c in configs], dtype=np.int64)
+            except (KeyError, TypeError):
+                return np.array([self.row(c) for c in configs], dtype=np.int64)
         idx = [ax.indices([c[n] for c in configs]) for ax, n in zip(self._axes, self._names)]
         return self.rows_of(idx)
 
@@ -456,13 +462,20 @@ class TabularBenchmark(Benchmark):
     # -- the Benchmark interface -----------------------------------------------------------
     def query(self, config: Any, fidelity: float | None = None, seed: int = 0) -> tuple[float, float]:
         """Scalar (loss, cost) of ONE seed replicate (``seed % n_seeds``): the lookup fast path."""
-        r = self.row(config)
+        # the common case inlined (a call costs about as much as the lookup): a plain dict of a
+        # categorical space; anything else goes through row(), which validates
+        if self._key_index is not None and type(config) is dict and len(config) == self._nvars:
+            try:
+                r = self._key_index[self._key_of(config)]
+            except (KeyError, TypeError):
+                r = self.row(config)
+        else:
+            r = self.row(config)
         cell = r * self._nf + (self._full if fidelity is None else self.fidelity_index(fidelity))
-        k = cell * self._ns + seed % self._nseed_l[cell]
-        loss = self._loss_l[k]
-        if loss != loss:  # NaN: a hole in a partial table
+        lc = self._lc_l[cell * self._ns + seed % self._nseed_l[cell]]
+        if lc[0] != lc[0]:  # NaN: a hole in a partial table
             raise DataError(f"{self.name}: no table entry for {config} (partial table {self.table.path})")
-        return loss, self._cost_l[k]
+        return lc
 
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """The tabulated loss and cost of ONE seed replicate (chosen by ``seed``), never the mean."""

@@ -75,6 +75,12 @@ def test_bad_cells_are_one_line_errors():
         b.evaluate({**nb201.from_arch_string(BEST), "edge_3_2": "max_pool"})
     with pytest.raises(InvalidConfigError, match="no fidelity"):
         b.evaluate(BEST, 12.0)
+    # the fast paths stay strict: an extra key, or one bad cell in a batch
+    with pytest.raises(InvalidConfigError, match="extra"):
+        b.query({**nb201.from_arch_string(BEST), "extra": 1})
+    good = nb201.from_arch_string(BEST)
+    with pytest.raises(InvalidConfigError, match="edge_1_0"):
+        b.rows([good, {**good, "edge_1_0": "conv"}])
 
 
 def test_zero_networks_score_chance_level():
