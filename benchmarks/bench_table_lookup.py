@@ -127,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
         ns_arr = t.n_seeds.reshape(-1, t.fidelities.size)
         keys = []
         for k in range(n):
-            c = configs[k]
             r, f = int(rows[k]), int(fid_idx[k])
             keys.append(tuple(t.axes[j][np.unravel_index(r, shape)[j]] for j in range(len(names)))
                         + (f, int(seeds[k] % ns_arr[r, f])))

@@ -494,3 +494,22 @@ def cifar10_splits(scheme: str, data_dir: str | os.PathLike | None = None, sourc
     with _LOCK:
         _SPLITS[key] = out
     return out
+
+
+def sized_cifar10_splits(scheme: str, data_dir: str | os.PathLike | None, source: str, n_train: int, n_val: int,
+                         n_test: int, seed: int, mean: tuple[float, ...] | None = None,
+                         std: tuple[float, ...] | None = None) -> ArraySplits:
+    """What a live benchmark trains on: a scheme's split, cut to the given sizes, with its normalisation.
+
+    Parts smaller than the scheme's are class-stratified subsets drawn from ``seed``; larger
+    requests keep the whole part. ``mean``/``std`` (per channel, 0..255 units) replace the
+    split's own statistics when given (benchmarks that follow their authors' constants).
+    """
+    full = cifar10_splits(scheme, data_dir, source)
+    have = (len(full.y_train), len(full.y_val), len(full.y_test) if full.y_test is not None else 0)
+    if n_train < have[0] or n_val < have[1] or n_test < have[2]:
+        full = full.subset(min(n_train, have[0]), min(n_val, have[1]), seed,
+                           n_test=None if n_test >= have[2] else n_test)
+    if mean is not None and std is not None:
+        full = replace(full, mean=np.asarray(mean, dtype=float), std=np.asarray(std, dtype=float))
+    return full

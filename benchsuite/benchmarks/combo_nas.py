@@ -164,15 +164,12 @@ class ComboNas(Benchmark):
     def splits(self) -> ArraySplits:
         """COMBO's CIFAR-10 split (subset per the settings, authors' normalisation), loaded on first use."""
         if self._splits is None:
-            from ..datasets import COMBO_N_TRAIN, COMBO_N_VAL, N_TEST, cifar10_splits
+            from ..datasets import sized_cifar10_splits
 
             st = self.settings
-            full = cifar10_splits("combo", st["data_dir"] or None, st["source"])
-            if (st["n_train"], st["n_val"], st["n_test"]) != (COMBO_N_TRAIN, COMBO_N_VAL, N_TEST):
-                n_test = None if st["n_test"] >= len(full.y_test) else st["n_test"]
-                full = full.subset(min(st["n_train"], len(full.y_train)), min(st["n_val"], len(full.y_val)),
-                                   st["data_seed"], n_test=n_test)
-            self._splits = replace(full, mean=np.array(NORM_MEAN) * 255.0, std=np.array(NORM_STD) * 255.0)
+            self._splits = sized_cifar10_splits(
+                "combo", st["data_dir"] or None, st["source"], st["n_train"], st["n_val"], st["n_test"],
+                st["data_seed"], tuple(255.0 * m for m in NORM_MEAN), tuple(255.0 * s for s in NORM_STD))
         return self._splits
 
     def train_settings(self, epochs: int, eval_test: bool = False) -> TrainSettings:

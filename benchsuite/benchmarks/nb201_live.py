@@ -51,10 +51,8 @@ cached per exact configuration, so it is a function of the configuration alone.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from ..architectures import nb201
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
@@ -136,16 +134,11 @@ class Nb201Live(Benchmark):
     def splits(self) -> ArraySplits:
         """The cifar10-valid split (subset per the settings, NAS-Bench-201's normalisation), loaded on first use."""
         if self._splits is None:
-            from ..datasets import cifar10_splits
+            from ..datasets import sized_cifar10_splits
 
             st = self.settings
-            full = cifar10_splits("nb201", st["data_dir"] or None, st["source"])
-            sizes = (st["n_train"], st["n_val"], st["n_test"])
-            have = (len(full.y_train), len(full.y_val), len(full.y_test) if full.y_test is not None else 0)
-            if any(a < b for a, b in zip(sizes, have)):
-                n_test = None if st["n_test"] >= have[2] else st["n_test"]
-                full = full.subset(min(sizes[0], have[0]), min(sizes[1], have[1]), st["data_seed"], n_test=n_test)
-            self._splits = replace(full, mean=np.array(NB201_MEAN), std=np.array(NB201_STD))
+            self._splits = sized_cifar10_splits("nb201", st["data_dir"] or None, st["source"], st["n_train"],
+                                                st["n_val"], st["n_test"], st["data_seed"], NB201_MEAN, NB201_STD)
         return self._splits
 
     def train_settings(self, epochs: int, eval_test: bool = False) -> TrainSettings:

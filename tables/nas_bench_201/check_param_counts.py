@@ -167,7 +167,6 @@ def main(argv: list[str] | None = None) -> int:
     model = src["cifar10"]["n_params_model"]
     pub10 = np.rint(np.asarray(src["cifar10"]["size_in_mb"]) * 1e6).astype(np.int64)
     v10 = np.asarray(src["cifar10"]["val_loss"])
-    vim = np.asarray(src["imagenet16"]["val_loss"])
 
     def shared(i: int, j: int) -> int:
         a = set(v10[i][~np.isnan(v10[i])].tolist())
