@@ -30,8 +30,7 @@ def main() -> None:
     post = gp.GPPosterior(k, X, y, HyperparameterSampler(k, rng, burnin=100, chain_length=50).sample(X, y))
 
     def score(Z: np.ndarray) -> np.ndarray:
-        mu, var = post.predict(Z)
-        return integrated_ei(mu, np.sqrt(var), y.min())
+        return integrated_ei(post.predict(Z), y.min())
 
     Z, log_b = sample_representers(score, 2, rng, 50, 1000)
     C = rng.random((300, 2))

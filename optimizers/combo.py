@@ -42,6 +42,7 @@ from benchsuite.space import Binary, Categorical, Integer, Ordinal, Space
 from .models.acquisition import integrated_ei
 from .models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior, PriorConfig,
                                       graph_eigensystem)
+from .models.posterior import condition_on_pending
 
 Acquisition = Callable[[np.ndarray], np.ndarray]  # integer codes (m, d) -> values (m,)
 MAX_LEVELS = 4096  # a per-variable kernel is n_levels x n_levels; beyond this it is impractical
@@ -173,12 +174,12 @@ class Combo(Optimizer):
         samples = gp.sample(self._state, self.rng, int(s["n_samples"]), n_burn=n_burn)
         self._state = samples[-1]
         t1 = time.perf_counter()
-        post = GPPosterior(gp, samples, X_pending=pend if len(pend) else None)
+        post = condition_on_pending(GPPosterior(gp, samples), pend, self.rng, "mean")
+        # incumbent: the lowest observed value, not a hallucinated one (the reference implementation)
         best = float(y_model.min())
 
         def acq(C: np.ndarray) -> np.ndarray:
-            mu, sd = post.predict(C)
-            return integrated_ei(mu, sd, best)
+            return integrated_ei(post.predict(C), best)
 
         x_best = X[int(np.argmin(y_model))]
         codes, value = self.optimise_acquisition(acq, x_best, seen)

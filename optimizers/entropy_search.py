@@ -23,6 +23,7 @@ from .models.entropy import EntropySearch as _ES
 from .models.entropy import sample_representers
 from .models.es_bo import ES_SETTINGS
 from .models.mcmc import MCMC_SETTINGS
+from .models.posterior import condition_on_pending
 
 
 class EntropySearchOptimizer(Optimizer):
@@ -55,14 +56,12 @@ class EntropySearchOptimizer(Optimizer):
         st = self.settings
         X = self.space.to_unit(configs)
         post = gp.GPPosterior(self.kernel, X, y, self.sampler.sample(X, y))
-        if pending:
-            Xp = self.snap(self.space.to_unit([t.config for t in pending]))
-            post = post.augmented(Xp, post.predict(Xp)[0])
-        best = post.y.min(axis=1)
+        Xp = self.snap(self.space.to_unit([t.config for t in pending])) if pending else None
+        post = condition_on_pending(post, Xp, self.rng, "mean")
+        best = post.best()
 
         def ei(Z: np.ndarray) -> np.ndarray:
-            mu, var = post.predict(Z)
-            return integrated_ei(mu, np.sqrt(var), best)
+            return integrated_ei(post.predict(Z), best)
 
         Z, log_b = sample_representers(ei, self.dim, self.rng, st["n_representers"], st["n_pool"], self.snap)
         es = _ES(post, Z, log_b, self.rng, st["n_pmin_samples"], st["n_innovations"])

@@ -29,6 +29,7 @@ from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
 from .models.bo_common import setup_matern_gp, single_threaded_blas
 from .models.mcmc import MCMC_SETTINGS
+from .models.posterior import condition_on_pending, pending_settings
 
 
 class GPEI(Optimizer):
@@ -44,10 +45,7 @@ class GPEI(Optimizer):
         "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)"),
         "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)"),
         "maxiter": Setting(50, "L-BFGS-B iterations per start (our choice)"),
-        "pending": Setting("fantasies", "running trials: Monte Carlo fantasies (dngo.txt 3.3) or posterior mean",
-                           choices=("fantasies", "mean")),
-        "n_fantasies": Setting(1, "fantasy sets per hyperparameter sample; with S samples EI averages S x this "
-                                  "(one set per sample is an unbiased Monte Carlo estimate of the double integral)"),
+        **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 
     def setup(self) -> None:
@@ -81,18 +79,12 @@ class GPEI(Optimizer):
         theta = self.sampler.sample(X, y)
         post = gp.GPPosterior(self.kernel, X, y, theta)
         t1 = time.perf_counter()
-        if pending:
-            Xp = self.snap(self.space.to_unit([t.config for t in pending]))
-            if self.settings["pending"] == "fantasies":
-                yp = post.sample_y(Xp, self.rng, int(self.settings["n_fantasies"]))
-            else:
-                yp = post.predict(Xp)[0]
-            post = post.augmented(Xp, yp)
-        best = post.y.min(axis=1)  # lowest (observed or fantasised) value per sample (dngo.txt Eq. 2)
+        Xp = self.snap(self.space.to_unit([t.config for t in pending])) if pending else None
+        post = condition_on_pending(post, Xp, self.rng, self.settings["pending"], int(self.settings["n_fantasies"]))
+        best = post.best()  # lowest (observed or fantasised) value per sample (dngo.txt Eq. 2)
 
         def acq(Xc: np.ndarray) -> np.ndarray:
-            mu, var = post.predict(Xc)
-            return integrated_ei(mu, np.sqrt(var), best)
+            return integrated_ei(post.predict(Xc), best)
 
         anchors = X[np.argsort(y)[:5]]
         x, _ = acq_opt.maximize(acq, self.dim, self.rng, n_candidates=int(self.settings["n_candidates"]),

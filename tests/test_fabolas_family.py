@@ -121,7 +121,7 @@ def test_fabolas_design_scaling_and_incumbent():
     inc = opt.recommend()
     configs, X, y, _ = opt._data()
     post = gp.GPPosterior(opt.k_loss, X, y, opt.theta_loss)
-    mu = post.predict(np.column_stack([X[:, :2], np.ones(len(X))]))[0].mean(0)
+    mu = post.predict(np.column_stack([X[:, :2], np.ones(len(X))])).mean.mean(0)
     assert bench.space.key(inc) == bench.space.key(configs[int(np.argmin(mu))])
 
 

@@ -1,13 +1,17 @@
 """Acquisition functions shared by the model-based plugins (minimisation throughout).
 
-Each takes predictive means and standard deviations of any shape; averaging over
-hyperparameter samples (Spearmint, Fabolas 3.4, COMBO) is ``.mean(axis=0)`` over a
-leading sample axis, done by the caller or by :func:`integrated_ei`.
+:func:`expected_improvement` is the closed form on explicit means and standard
+deviations. The plugins call :func:`integrated_ei`, which takes a
+:class:`~optimizers.models.posterior.Posterior` (mean and *variance* per sample) and
+averages EI over its samples (Spearmint, Fabolas 3.4, COMBO, DNGO 3.3), so that no
+caller can hand it a variance where a standard deviation was meant, or the reverse.
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import erfc
+
+from .posterior import Posterior
 
 _SQRT2 = np.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
@@ -27,9 +31,16 @@ def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float | np.nda
     return np.maximum(imp * cdf + std * pdf, 0.0)
 
 
-def integrated_ei(means: np.ndarray, stds: np.ndarray, bests: np.ndarray | float, xi: float = 0.0) -> np.ndarray:
-    """EI averaged over hyperparameter samples: inputs ``(S, m)``, ``bests`` ``(S,)`` or scalar."""
+def integrated_ei(post: Posterior, bests: np.ndarray | float, xi: float = 0.0,
+                  include_noise: bool = False) -> np.ndarray:
+    """EI averaged over a posterior's ``S`` samples, ``(m,)``; ``bests`` is ``(S,)`` or a scalar.
+
+    ``include_noise`` uses the noisy predictive variance (dngo.txt Eq. 5) instead of the latent one.
+    """
+    if not isinstance(post, Posterior):
+        raise TypeError(f"integrated_ei takes a Posterior (mean and variance per sample), got {type(post).__name__}")
     bests = np.asarray(bests, dtype=float)
     if bests.ndim == 1:
         bests = bests[:, None]
-    return expected_improvement(means, stds, bests, xi).mean(axis=0)
+    var = post.predictive_variance() if include_noise else post.variance
+    return expected_improvement(post.mean, np.sqrt(np.maximum(var, 0.0)), bests, xi).mean(axis=0)

@@ -32,6 +32,7 @@ import numpy as np
 
 from .horseshoe import horseshoe_log_prior
 from .linalg import cholesky_jitter, log_marginal_likelihood, posterior
+from .posterior import Posterior
 from .slice_sampling import slice_sample_1d
 
 GRAPH_KINDS = ("path", "complete")
@@ -481,28 +482,27 @@ class DiffusionGP:
 class GPPosterior:
     """Predictions of a :class:`DiffusionGP` under ``S`` hyperparameter samples at once.
 
-    ``X_pending`` are inputs of running evaluations: each sample conditions on them with
-    its own posterior mean as the observed value (kriging-believer hallucination), which
-    leaves the mean unchanged and shrinks the variance around them.
+    Implements the :class:`~optimizers.models.posterior.PredictiveModel` contract:
+    running evaluations enter through :func:`~optimizers.models.posterior.condition_on_pending`
+    (COMBO uses the kriging believer: each sample's own posterior mean as the value, which
+    leaves the mean unchanged and shrinks the variance around them).
     """
 
-    def __init__(self, gp: DiffusionGP, samples: Sequence[GPParams], X_pending: np.ndarray | None = None):
+    def __init__(self, gp: DiffusionGP, samples: Sequence[GPParams], X: np.ndarray | None = None,
+                 y: np.ndarray | None = None):
+        self.gp = gp
         self.kernel = gp.kernel
-        self.S = len(samples)
-        self.betas = np.exp(np.stack([s.log_beta for s in samples]))
-        self.means = np.array([s.mean for s in samples])
-        self.amps = np.exp(np.array([s.log_amp for s in samples]))
-        self.noises = np.exp(np.array([s.log_noise for s in samples]))
+        self.samples = list(samples)
+        self.S = len(self.samples)
+        self.betas = np.exp(np.stack([s.log_beta for s in self.samples]))
+        self.means = np.array([s.mean for s in self.samples])
+        self.amps = np.exp(np.array([s.log_amp for s in self.samples]))
+        self.noises = np.exp(np.array([s.log_noise for s in self.samples]))
         self.log_factors = self.kernel.log_factors(self.betas)
-        self.X = gp.X
-        self.y = np.broadcast_to(gp.y, (self.S, gp.y.shape[0])).copy()
+        self.X = gp.X if X is None else np.asarray(X, dtype=int)
+        y = gp.y if y is None else np.asarray(y, dtype=float)
+        self.y = np.broadcast_to(y, (self.S, self.X.shape[0])).copy()
         self._factorise()
-        if X_pending is not None and len(X_pending):
-            Xp = np.asarray(X_pending, dtype=int)
-            mu, _ = self.predict(Xp)
-            self.X = np.concatenate([self.X, Xp])
-            self.y = np.concatenate([self.y, mu], axis=1)
-            self._factorise()
 
     def _factorise(self) -> None:
         lg = self.kernel.log_gram(self.betas, self.X, log_factors=self.log_factors)
@@ -513,14 +513,18 @@ class GPPosterior:
         self.y_centred = self.y - self.means[:, None]
         self._base, self._A = self.kernel._row_terms(self.log_factors, self.X)
 
-    def predict(self, C: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Latent posterior means and standard deviations at candidate codes ``C``: two ``(S, m)`` arrays."""
+    def best(self) -> np.ndarray:
+        """Lowest observed (or hallucinated) value per sample, ``(S,)``."""
+        return self.y.min(axis=1)
+
+    def predict(self, C: np.ndarray, chunk: int | None = None) -> Posterior:
+        """Latent posterior means and variances at candidate codes ``C``, each ``(S, m)``."""
         C = np.asarray(C, dtype=int)
         m = C.shape[0]
         n = self.X.shape[0]
         chunk = chunk or max(256, int(4_000_000 // max(1, self.S * n)))
         means = np.empty((self.S, m))
-        stds = np.empty((self.S, m))
+        variances = np.empty((self.S, m))
         for a in range(0, m, chunk):
             Cb = C[a:a + chunk]
             log_ks = self._base[:, :, None] + self._A @ self.kernel.onehot(Cb).T
@@ -529,5 +533,30 @@ class GPPosterior:
             for s in range(self.S):  # 2-D calls: one triangular solve (BLAS trsm) per sample
                 mu, var = posterior(self.L[s], self.y_centred[s], Ks[s], kss[s])
                 means[s, a:a + chunk] = mu + self.means[s]
-                stds[s, a:a + chunk] = np.sqrt(var)
-        return means, stds
+                variances[s, a:a + chunk] = var
+        return Posterior(means, variances, self.noises)
+
+    def sample_y(self, Xp: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Joint draws of noisy outcomes at codes ``Xp``, ``(n, S, p)`` (Monte Carlo fantasies)."""
+        Xp = np.asarray(Xp, dtype=int)
+        p = Xp.shape[0]
+        lf = self.log_factors
+        Ks = self.amps[:, None, None] * np.exp(self.kernel.log_gram(self.betas, self.X, Xp, log_factors=lf))
+        Kpp = self.amps[:, None, None] * np.exp(self.kernel.log_gram(self.betas, Xp, log_factors=lf))
+        out = np.empty((int(n), self.S, p))
+        for s in range(self.S):
+            mu, cov = posterior(self.L[s], self.y_centred[s], Ks[s], np.diagonal(Kpp[s]), full_cov=True,
+                                K_star_star=Kpp[s])
+            Lc, _ = cholesky_jitter(cov + self.noises[s] * np.eye(p))
+            out[:, s] = mu + self.means[s] + rng.standard_normal((int(n), p)) @ Lc.T
+        return out
+
+    def augmented(self, Xp: np.ndarray, yp: np.ndarray) -> GPPosterior:
+        """The posterior with values ``yp`` (``(S, p)``, or ``(F, S, p)`` fantasy-major) at codes ``Xp``."""
+        yp = np.asarray(yp, dtype=float)
+        if yp.ndim == 2:
+            yp = yp[None]
+        F = yp.shape[0]
+        X2 = np.concatenate([self.X, np.asarray(Xp, dtype=int)])
+        y2 = np.concatenate([np.broadcast_to(self.y, (F,) + self.y.shape), yp], axis=2).reshape(F * self.S, -1)
+        return GPPosterior(self.gp, self.samples * F, X2, y2)

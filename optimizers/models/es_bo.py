@@ -32,6 +32,7 @@ from .acquisition import integrated_ei
 from .bo_common import check_vector_space, single_threaded_blas, unit_snap
 from .entropy import EntropySearch, sample_representers
 from .mcmc import HyperparameterSampler
+from .posterior import condition_on_pending
 
 ES_SETTINGS: dict[str, Setting] = {
     "n_representers": Setting(50, "representer points for p_min (Hennig and Schuler 2012; RoBO n_representer=50)"),
@@ -149,25 +150,24 @@ class CostAwareES(Optimizer):
         post = gp.GPPosterior(self.k_loss, X, y, theta_l)
         post_c = gp.GPPosterior(self.k_cost, X, c, theta_c)
         t_fit = time.perf_counter()
+        Xp = None
         if pending:
-            P = [t for t in pending]
-            Xp = np.column_stack([self.x_snap(self.space.to_unit([t.config for t in P])),
-                                  self.fid_coord([t.fidelity for t in P])])
-            post = post.augmented(Xp, post.predict(Xp)[0])
+            Xp = np.column_stack([self.x_snap(self.space.to_unit([t.config for t in pending])),
+                                  self.fid_coord([t.fidelity for t in pending])])
+        post = condition_on_pending(post, Xp, self.rng, "mean")
         # representers: EI at the target fidelity against the best predicted loss of an evaluated configuration
-        mu_obs = post.predict(self._at_target(X[:, :self.d]))[0]
+        mu_obs = post.predict(self._at_target(X[:, :self.d])).mean
         bests = mu_obs.min(1)
 
         def ei_target(Zx: np.ndarray) -> np.ndarray:
-            mu, var = post.predict(self._at_target(Zx))
-            return integrated_ei(mu, np.sqrt(var), bests)
+            return integrated_ei(post.predict(self._at_target(Zx)), bests)
 
         Zx, log_b = sample_representers(ei_target, self.d, self.rng, st["n_representers"], st["n_pool"], self.x_snap)
         es = EntropySearch(post, self._at_target(Zx), log_b, self.rng, st["n_pmin_samples"], st["n_innovations"])
         overhead = self.last_overhead if st["overhead_in_cost"] else 0.0
 
         def acq(C: np.ndarray) -> np.ndarray:
-            cost = np.exp(post_c.predict(C)[0].mean(0))
+            cost = np.exp(post_c.predict(C).mean.mean(0))
             return es(C) / (cost + overhead)
 
         anchors = X[np.argsort(mu_obs.mean(0))[:5]]
@@ -199,7 +199,7 @@ class CostAwareES(Optimizer):
                 keys[k] = j
                 first.append(j)
         Xt = self._at_target(X[first, :self.d])
-        mu = post.predict(Xt)[0].mean(0)
+        mu = post.predict(Xt).mean.mean(0)
         return configs[first[int(np.argmin(mu))]]
 
 

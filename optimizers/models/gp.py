@@ -27,6 +27,7 @@ import numpy as np
 
 from . import horseshoe
 from .linalg import cholesky_jitter, cho_solve, tri_solve
+from .posterior import Posterior
 
 LOG_LS_BOUNDS = (-10.0, 2.0)  # fabolas.txt Sec. 3.4 (Spearmint): uniform prior on log length scales
 HORSESHOE_SCALE = 0.1  # fabolas.txt Sec. 3.4: horseshoe prior with scale 0.1 on the noise variance
@@ -361,7 +362,8 @@ class GPPosterior:
 
     ``y`` is ``(n,)`` or ``(S, n)`` (one target vector per sample, used for fantasies);
     ``y_shift``/``y_scale`` standardise it (by default computed from ``y``). Predictions and
-    covariances come back in the original units of ``y``.
+    covariances come back in the original units of ``y``. Implements the
+    :class:`~optimizers.models.posterior.PredictiveModel` contract.
     """
 
     def __init__(self, kernel: Kernel, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
@@ -399,7 +401,11 @@ class GPPosterior:
         Ks = self.kernel(self.kparams, self.X, Xs)  # (S, n, m)
         return Ks, self.Linv @ Ks
 
-    def predict(self, Xs: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def best(self) -> np.ndarray:
+        """Lowest observed (or fantasised) value per sample, ``(S,)`` (dngo.txt Eq. 2)."""
+        return self.y.min(axis=1)
+
+    def predict(self, Xs: np.ndarray, chunk: int | None = None) -> Posterior:
         """Posterior mean and (noise-free) variance at ``Xs`` ``(m, D)``, each ``(S, m)``."""
         Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
         if chunk is None:  # keep the (S, n, chunk) intermediates near 16 M numbers
@@ -413,7 +419,7 @@ class GPPosterior:
             var = np.maximum(kss - (V**2).sum(1), 1e-12 * np.maximum(kss, 1e-300))
             means.append(mu * self.y_scale + self.y_shift)
             variances.append(var * self.y_scale**2)
-        return np.concatenate(means, 1), np.concatenate(variances, 1)
+        return Posterior(np.concatenate(means, 1), np.concatenate(variances, 1), self.noise_var)
 
     def predict_joint(self, Xa: np.ndarray, Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Means at ``Xa`` and ``Xb``, the full posterior covariance of ``Xa`` and the cross covariance.
