@@ -92,6 +92,10 @@ class LogregMnist(Benchmark):
         self.fidelity = None
         self._test: dict[tuple, float] = {}
 
+    def prepare(self) -> None:
+        """Load (and verify) the MNIST split before the first evaluation."""
+        self._data()
+
     def _data(self) -> Any:
         st = self.settings
         return mnist_splits(st["data_dir"] or None, int(st["n_train"]), int(st["n_val"]))
