@@ -47,7 +47,7 @@ from .models import acq_opt
 from .models.acquisition import integrated_ei
 from .models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic, QuadraticPrior,
                                     initial_theta, slice_sweeps)
-from .models.bo_common import check_vector_space, latin_hypercube, single_threaded_blas, unit_snap
+from .models.bo_common import check_vector_space, design_step, latin_hypercube, single_threaded_blas, unit_snap
 from .models.gp import standardise
 from .models.posterior import condition_on_pending, pending_settings
 
@@ -236,12 +236,10 @@ class DNGO(Optimizer):
             return self._ask(pending)
 
     def _ask(self, pending: Sequence[Trial]) -> Suggestion:
-        i = self.n_asked
-        self.n_asked += 1
         configs, y, _ = self.observations()
-        if i < len(self.design) or len(y) < 2:
-            x = self.design[i] if i < len(self.design) else self.snap(self.rng.random((1, self.dim)))[0]
-            return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "init"})
+        init = design_step(self, len(y))
+        if init is not None:
+            return init
         st = self.settings
         X = self.snap(self.space.to_unit(configs))
         t0 = time.perf_counter()

@@ -18,7 +18,7 @@ from benchsuite.settings import Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
-from .models.bo_common import setup_matern_gp, single_threaded_blas
+from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
 from .models.entropy import EntropySearch as _ES
 from .models.entropy import sample_representers
 from .models.es_bo import ES_SETTINGS
@@ -47,12 +47,10 @@ class EntropySearchOptimizer(Optimizer):
             return self._ask(pending)
 
     def _ask(self, pending: Sequence[Trial]) -> Suggestion:
-        i = self.n_asked
-        self.n_asked += 1
         configs, y, _ = self.observations()
-        if i < len(self.design) or len(y) < 2:
-            x = self.design[i] if i < len(self.design) else self.snap(self.rng.random((1, self.dim)))[0]
-            return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "init"})
+        init = design_step(self, len(y))
+        if init is not None:
+            return init
         st = self.settings
         X = self.space.to_unit(configs)
         post = gp.GPPosterior(self.kernel, X, y, self.sampler.sample(X, y))

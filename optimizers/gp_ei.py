@@ -27,7 +27,7 @@ from benchsuite.settings import Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
-from .models.bo_common import setup_matern_gp, single_threaded_blas
+from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
 from .models.mcmc import MCMC_SETTINGS
 from .models.posterior import condition_on_pending, pending_settings
 
@@ -69,12 +69,10 @@ class GPEI(Optimizer):
             return self._ask(pending)
 
     def _ask(self, pending: Sequence[Trial]) -> Suggestion:
-        i = self.n_asked
-        self.n_asked += 1
         X, y = self._data()
-        if i < len(self.design) or len(y) < 2:
-            x = self.design[i] if i < len(self.design) else self.snap(self.rng.random((1, self.dim)))[0]
-            return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "init"})
+        init = design_step(self, len(y))
+        if init is not None:
+            return init
         t0 = time.perf_counter()
         theta = self.sampler.sample(X, y)
         post = gp.GPPosterior(self.kernel, X, y, theta)

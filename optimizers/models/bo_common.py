@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from benchsuite.optimizer import Suggestion
 from benchsuite.space import Space
 
 
@@ -82,3 +83,14 @@ def setup_matern_gp(opt: Any) -> None:
     opt.kernel = gp.Matern52(range(opt.dim))
     opt.sampler = HyperparameterSampler(opt.kernel, opt.rng, st["n_walkers"], st["burnin"], st["chain_length"])
     opt.design = opt.snap(latin_hypercube(opt.rng, int(st["n_init"]), opt.dim))
+
+
+def design_step(opt: Any, n_observed: int) -> Suggestion | None:
+    """Count an ask and return the next initial-design point (a random one while fewer than two
+    results are in), or None once the model takes over. Shared by GP-EI, entropy search and DNGO."""
+    i = opt.n_asked
+    opt.n_asked += 1
+    if i < len(opt.design) or n_observed < 2:
+        x = opt.design[i] if i < len(opt.design) else opt.snap(opt.rng.random((1, opt.dim)))[0]
+        return Suggestion(opt.space.from_unit(x), opt.full_fidelity(), {"phase": "init"})
+    return None
