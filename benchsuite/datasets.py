@@ -59,6 +59,7 @@ import numpy as np
 from . import data
 from .errors import DataError, InvalidSettingError
 from .results import new_file_mode
+from .settings import Setting
 
 log = logging.getLogger(__name__)
 
@@ -513,3 +514,12 @@ def sized_cifar10_splits(scheme: str, data_dir: str | os.PathLike | None, source
     if mean is not None and std is not None:
         full = replace(full, mean=np.asarray(mean, dtype=float), std=np.asarray(std, dtype=float))
     return full
+
+
+# where a CIFAR-10 benchmark reads its data from (declared once for every live CIFAR benchmark)
+CIFAR_SETTINGS = {
+    "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data or "
+                            "~/.cache/benchsuite/data (downloaded)", type=str),
+    "source": Setting("auto", "CIFAR-10 archive: auto, official (batches) or jpeg", type=str,
+                      choices=("auto", "official", "jpeg")),
+}

@@ -73,3 +73,11 @@ def parse_assignments(pairs: list[str] | None) -> dict[str, str]:
         key, value = pair.split("=", 1)
         out[key.strip()] = value.strip()
     return out
+
+
+# settings of every benchmark that trains through benchsuite.training (declared once)
+DEVICE_SETTINGS = {
+    "device": Setting("auto", "torch device: auto, cpu, cuda or cuda:N", type=str),
+    "amp": Setting(True, "mixed precision on CUDA (CPU is always float32)", type=bool),
+    "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int),
+}

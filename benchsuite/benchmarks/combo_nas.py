@@ -76,7 +76,8 @@ import numpy as np
 from ..architectures import combo_cell
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
 from ..errors import InvalidSettingError
-from ..settings import Setting
+from ..datasets import CIFAR_SETTINGS
+from ..settings import DEVICE_SETTINGS, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
@@ -116,10 +117,7 @@ class ComboNas(Benchmark):
     kind = "live"
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
     settings_spec = {
-        "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data or "
-                                "~/.cache/benchsuite/data (downloaded)", type=str),
-        "source": Setting("auto", "CIFAR-10 archive: auto, official (batches) or jpeg", type=str,
-                          choices=("auto", "official", "jpeg")),
+        **CIFAR_SETTINGS,
         "channels": Setting(CHANNELS, "channels of the first cell (paper: 16; then 32, 64)", type=int),
         "n_train": Setting(30_000, "training images (paper: 30,000; fewer = fixed stratified subset)", type=int),
         "n_val": Setting(10_000, "validation images (paper: 10,000)", type=int),
@@ -136,9 +134,7 @@ class ComboNas(Benchmark):
         "invalid_cost_s": Setting(1.0, "simulated seconds an invalid cell costs (scored without training)",
                                   type=float),
         "test_eval": Setting(True, "test_loss trains fresh runs and scores the test set (false: NaN)", type=bool),
-        "device": Setting("auto", "torch device: auto, cpu, cuda or cuda:N", type=str),
-        "amp": Setting(True, "mixed precision on CUDA (CPU is always float32)", type=bool),
-        "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int),
+        **DEVICE_SETTINGS,
     }
 
     def setup(self) -> None:

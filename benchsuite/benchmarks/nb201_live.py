@@ -57,7 +57,8 @@ from typing import TYPE_CHECKING, Any
 from ..architectures import nb201
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
 from ..errors import InvalidSettingError
-from ..settings import Setting
+from ..datasets import CIFAR_SETTINGS
+from ..settings import DEVICE_SETTINGS, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
@@ -86,10 +87,7 @@ class Nb201Live(Benchmark):
     kind = "live"
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
     settings_spec = {
-        "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data or "
-                                "~/.cache/benchsuite/data (downloaded)", type=str),
-        "source": Setting("auto", "CIFAR-10 archive: auto, official (batches) or jpeg", type=str,
-                          choices=("auto", "official", "jpeg")),
+        **CIFAR_SETTINGS,
         "channels": Setting(CHANNELS, "channels of the first stage (NAS-Bench-201: 16; then 2x, 4x)", type=int),
         "cells_per_stage": Setting(CELLS_PER_STAGE, "cells per stage N (NAS-Bench-201: 5)", type=int),
         "n_train": Setting(25_000, "training images (cifar10-valid: 25,000; fewer = fixed stratified subset)",
@@ -105,9 +103,7 @@ class Nb201Live(Benchmark):
         "augment": Setting(True, "random crop (pad 4) + horizontal flip, as NAS-Bench-201", type=bool),
         "test_eval": Setting(True, "test_loss trains a full-fidelity run and scores the test set (false: NaN)",
                              type=bool),
-        "device": Setting("auto", "torch device: auto, cpu, cuda or cuda:N", type=str),
-        "amp": Setting(True, "mixed precision on CUDA (CPU is always float32)", type=bool),
-        "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int),
+        **DEVICE_SETTINGS,
     }
 
     def setup(self) -> None:
