@@ -94,10 +94,19 @@ def train_mlp(X: np.ndarray, y: np.ndarray, seed: int, *, n_layers: int = 3, n_u
         fan_in = width
     vW = [np.zeros_like(W) for W in Ws]
     vb = [np.zeros_like(b) for b in bs_]
-    L = len(Ws)
     bs = max(1, min(int(batch_size), n))
     steps = max(int(min_steps), int(epochs) * math.ceil(n / bs))
-    perm, pos = rng.permutation(n), 0
+    perm = rng.permutation(n)
+    with np.errstate(over="ignore", invalid="ignore"):  # divergence is detected below, not printed
+        _sgd(X, y, Ws, bs_, vW, vb, rng, steps, bs, lr, momentum, weight_decay, loss, perm)
+    return list(zip(Ws, bs_))
+
+
+def _sgd(X: np.ndarray, y: np.ndarray, Ws: list[np.ndarray], bs_: list[np.ndarray], vW: list[np.ndarray],
+         vb: list[np.ndarray], rng: np.random.Generator, steps: int, bs: int, lr: float, momentum: float,
+         weight_decay: float, loss: str, perm: np.ndarray) -> None:
+    """The SGD loop of :func:`train_mlp`, in place; stops early once the loss is not finite (diverged)."""
+    n, L, pos = len(X), len(Ws), 0
     for _ in range(steps):
         if pos + bs > n:  # reshuffle once the epoch is used up
             perm, pos = rng.permutation(n), 0
@@ -106,7 +115,10 @@ def train_mlp(X: np.ndarray, y: np.ndarray, seed: int, *, n_layers: int = 3, n_u
         hs = [X[idx]]
         for i in range(L - 1):
             hs.append(np.tanh(hs[-1] @ Ws[i] + bs_[i]))
-        _, g = _loss_grad(hs[-1] @ Ws[-1] + bs_[-1], y[idx], loss)
+        value, g = _loss_grad(hs[-1] @ Ws[-1] + bs_[-1], y[idx], loss)
+        if not math.isfinite(value):
+            Ws[-1][...] = np.nan  # the caller sees non-finite weights and retries with a smaller step
+            return
         for i in range(L - 1, -1, -1):
             gW = hs[i].T @ g + weight_decay * Ws[i]
             gb = g.sum(0) + weight_decay * bs_[i]
@@ -118,7 +130,6 @@ def train_mlp(X: np.ndarray, y: np.ndarray, seed: int, *, n_layers: int = 3, n_u
             vb[i] += gb
             Ws[i] -= lr * vW[i]
             bs_[i] -= lr * vb[i]
-    return list(zip(Ws, bs_))
 
 
 def basis(weights: Weights, X: np.ndarray) -> np.ndarray:
