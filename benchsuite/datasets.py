@@ -35,6 +35,10 @@ order of the source):
   ``numpy.random.RandomState(0).shuffle(indices)``, the first 30,000 train and the last
   10,000 validate (the 10,000 in between are unused). This matches COMBO's split only on the
   official batches, because the JPEG archive's order is not the official one.
+* ``"nasbot"``: NASBOT's CIFAR-10 experiment (nasbot.txt Sec. 5: "40K for training and 10K
+  each for validation and testing"): a permutation of the 50,000 training images drawn from
+  the fixed seed :data:`NASBOT_SPLIT_SEED`, the first 40,000 train and the other 10,000
+  validate (the paper gives no seed or list; for other ``n`` the same 80 % / 20 %).
 
 The test split is always the official 10,000 test images. :class:`ArraySplits` holds the
 arrays (uint8 NHWC images stay uint8; the training harness normalises them on its device).
@@ -73,10 +77,12 @@ IMAGE_SHAPE = (32, 32, 3)
 CACHE_ENV = "BENCHSUITE_CACHE"
 CACHE_VERSION = 1  # bump when the decoded layout or the JPEG ordering changes
 
-SPLIT_SCHEMES = ("nb201", "combo")
+SPLIT_SCHEMES = ("nb201", "combo", "nasbot")
 NB201_SPLIT_SEED = 20200120  # fixed, arbitrary (recorded here and in ArraySplits.scheme); see module docstring
 COMBO_SPLIT_SEED = 0  # combo.txt Supp. 4.4.2: numpy.random.RandomState(0).shuffle(indices)
 COMBO_N_TRAIN, COMBO_N_VAL = 30_000, 10_000
+NASBOT_SPLIT_SEED = 20180502  # fixed, arbitrary (recorded in ArraySplits.meta); nasbot.txt gives no seed
+NASBOT_N_TRAIN = 40_000  # nasbot.txt Sec. 5; the other 10,000 validate
 
 
 @dataclass(frozen=True, eq=False)  # arrays do not compare with ==
@@ -352,7 +358,7 @@ def stratified_choice(labels: np.ndarray, n: int, rng: np.random.Generator) -> n
 
 
 def split_indices(scheme: str, n: int = N_TRAIN, labels: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (train, validation) indices into ``n`` training images for ``scheme`` "nb201" or "combo".
+    """Sorted (train, validation) indices into ``n`` training images for ``scheme`` "nb201", "combo" or "nasbot".
 
     "nb201" is class-stratified and needs the ``labels`` of the ``n`` images; "combo" uses
     only ``n`` (30,000 / 10,000 of 50,000; for other ``n`` the same 60 % / last 20 %).
@@ -363,6 +369,10 @@ def split_indices(scheme: str, n: int = N_TRAIN, labels: np.ndarray | None = Non
         np.random.RandomState(COMBO_SPLIT_SEED).shuffle(idx)
         n_tr, n_va = (COMBO_N_TRAIN, COMBO_N_VAL) if n == N_TRAIN else (round(0.6 * n), round(0.2 * n))
         return np.sort(idx[:n_tr]).astype(np.int64), np.sort(idx[n - n_va:]).astype(np.int64)
+    if scheme == "nasbot":
+        perm = np.random.default_rng(NASBOT_SPLIT_SEED).permutation(n)
+        n_tr = NASBOT_N_TRAIN if n == N_TRAIN else round(0.8 * n)
+        return np.sort(perm[:n_tr]).astype(np.int64), np.sort(perm[n_tr:]).astype(np.int64)
     if scheme == "nb201":
         if labels is None:
             raise InvalidSettingError("split 'nb201' is class-stratified: pass the training labels "
@@ -480,7 +490,7 @@ _SPLITS: dict[tuple[str, str, str], ArraySplits] = {}
 
 
 def cifar10_splits(scheme: str, data_dir: str | os.PathLike | None = None, source: str = "auto") -> ArraySplits:
-    """CIFAR-10 train/validation split ``scheme`` ("nb201" or "combo") plus the official test images."""
+    """CIFAR-10 train/validation split ``scheme`` ("nb201", "combo" or "nasbot") plus the official test images."""
     if scheme not in SPLIT_SCHEMES:
         raise InvalidSettingError(f"split scheme {scheme!r} unknown; use one of {list(SPLIT_SCHEMES)}")
     d = load_cifar10(data_dir, source)
@@ -491,7 +501,8 @@ def cifar10_splits(scheme: str, data_dir: str | os.PathLike | None = None, sourc
     tr, va = split_indices(scheme, d.y_train.size, labels=d.y_train)
     out = ArraySplits(d.x_train[tr], d.y_train[tr], d.x_train[va], d.y_train[va], d.x_test, d.y_test,
                       scheme=scheme, source=d.source, sha256=d.sha256,
-                      meta={"split_seed": NB201_SPLIT_SEED if scheme == "nb201" else COMBO_SPLIT_SEED})
+                      meta={"split_seed": {"nb201": NB201_SPLIT_SEED, "combo": COMBO_SPLIT_SEED,
+                                           "nasbot": NASBOT_SPLIT_SEED}[scheme]})
     with _LOCK:
         _SPLITS[key] = out
     return out

@@ -13,13 +13,25 @@ DeepArchitect) trains through :func:`train`:
   (``torch.random.fork_rng``). Shuffling and augmentation draw from a numpy Generator.
   On CPU, the same seed and thread count give a bit-identical curve; on CUDA, cuDNN's
   kernel choice makes runs close but not bit-identical.
-* **Fidelity** is the number of epochs (``settings.epochs``); **cost** is the measured wall
-  seconds of the whole call (model build, data placement, training and evaluation), except
-  torch's one-time start-up in a process (see :func:`_warm_up`), which no trial is charged for.
+* **Fidelity** is the number of epochs (``settings.epochs``), or, when ``settings.iterations``
+  is set, the number of SGD steps (NASBOT's fidelity, nasbot.txt Sec. 5: "20K batch
+  iterations"): batches are then drawn from successive shuffled passes over the training
+  data (the last pass partial), and the validation set is scored every ``eval_every`` steps
+  (default: once per pass) and after the last step; the curve has one entry per scoring,
+  with ``"iteration"`` (steps so far) and ``"epoch"`` (passes so far, fractional).
+  **Cost** is the measured wall seconds of the whole call (model build, data placement,
+  training and evaluation), except torch's one-time start-up in a process (see
+  :func:`_warm_up`), which no trial is charged for.
 * **Schedule** ``"cosine"`` anneals the learning rate per iteration, from ``lr`` at the first
   step to 0 at the end of the last epoch (NAS-Bench-201's schedule, eta_min = 0); the curve
   records the rate reached at the end of every epoch, so the last one is 0. ``"constant"``
-  keeps ``lr``. An early stop does not shorten the schedule's horizon.
+  keeps ``lr``. ``"step"`` is piecewise constant: ``lr * lr_factors[k]`` from iteration
+  ``lr_milestones[k]`` on (NASBOT's CIFAR-10 schedule). An early stop does not shorten the
+  schedule's horizon.
+* **Several outputs**: a model whose forward pass returns a tuple or list of outputs in
+  training mode (several decision layers, as NASBOT's CNNs with more than one softmax) is
+  trained on the sum of the outputs' losses (the authors' ``cifar10_myMain._loss_fn``);
+  in evaluation mode it must return one combined output.
 * **Early stopping** (``early_stop_window`` = w, combo.txt Supp. 4.4.2): stop after epoch e
   when the validation accuracy is below that of epoch e - w (for regression: the validation
   MSE is above it). The reported loss is the last epoch's.
@@ -31,7 +43,8 @@ DeepArchitect) trains through :func:`train`:
   causes (:class:`~benchsuite.errors.BenchsuiteError`, for example a bad setting) still raise.
 
 Losses: classification = fraction misclassified (validation "error"), trained with cross
-entropy; regression = mean squared error in the labels' units, trained with MSE.
+entropy; regression = mean squared error in the labels' units, trained with MSE (or with the
+absolute error, ``regression_loss="l1"``, as NASBOT's MLP code; scored with MSE either way).
 """
 from __future__ import annotations
 
@@ -55,7 +68,8 @@ from .errors import BenchsuiteError, InvalidSettingError
 log = logging.getLogger(__name__)
 
 OPTIMIZERS = ("sgd", "adam")
-SCHEDULES = ("cosine", "constant")
+SCHEDULES = ("cosine", "constant", "step")
+REGRESSION_LOSSES = ("mse", "l1")
 TASKS = ("classification", "regression")
 AMP_DTYPES = ("auto", "bf16", "fp16")
 CROP_PAD = 4  # random-crop padding in pixels (the usual CIFAR augmentation)
@@ -63,7 +77,7 @@ CROP_PAD = 4  # random-crop padding in pixels (the usual CIFAR augmentation)
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """How to train: epochs (the fidelity), optimizer, schedule, augmentation, device, precision."""
+    """How to train: epochs or iterations (the fidelity), optimizer, schedule, augmentation, device, precision."""
 
     epochs: int
     batch_size: int = 256
@@ -84,6 +98,11 @@ class TrainSettings:
     max_loss: float = 1e6           # an epoch's mean training loss above this counts as diverged
     amp_dtype: str = "auto"         # "auto" (bf16 where supported, else fp16) | "bf16" | "fp16"
     adam_betas: tuple[float, float] = (0.9, 0.999)
+    iterations: int | None = None   # SGD steps; when set, replaces epochs as the length of the run
+    eval_every: int | None = None   # with iterations: score the validation set every this many steps
+    lr_milestones: tuple[int, ...] = ()    # schedule "step": iterations where the rate changes ...
+    lr_factors: tuple[float, ...] = ()     # ... to lr * lr_factors[k]
+    regression_loss: str = "mse"    # training loss of regression: "mse" | "l1" (the score is MSE either way)
 
     def __post_init__(self) -> None:
         def bad(msg: str) -> None:
@@ -107,6 +126,23 @@ class TrainSettings:
             bad(f"early_stop_window must be None or >= 1, got {self.early_stop_window}")
         if self.threads is not None and self.threads < 1:
             bad(f"threads must be None or >= 1, got {self.threads}")
+        for name in ("iterations", "eval_every"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
+                bad(f"{name} must be None or a positive integer, got {v!r}")
+        if self.eval_every is not None and self.iterations is None:
+            bad("eval_every needs iterations (epoch runs are scored once per epoch)")
+        if self.regression_loss not in REGRESSION_LOSSES:
+            bad(f"regression_loss {self.regression_loss!r} unknown; use one of {list(REGRESSION_LOSSES)}")
+        ms, fs = tuple(self.lr_milestones), tuple(self.lr_factors)
+        if len(ms) != len(fs):
+            bad(f"lr_milestones and lr_factors must have the same length, got {len(ms)} and {len(fs)}")
+        if any(b <= a for a, b in zip(ms, ms[1:])) or any(m < 0 for m in ms) or any(not f >= 0 for f in fs):
+            bad("lr_milestones must increase and be >= 0, lr_factors must be >= 0")
+        if self.schedule == "step" and not ms:
+            bad("schedule 'step' needs lr_milestones and lr_factors")
+        object.__setattr__(self, "lr_milestones", tuple(int(m) for m in ms))
+        object.__setattr__(self, "lr_factors", tuple(float(f) for f in fs))
 
 
 @dataclass
@@ -114,17 +150,18 @@ class TrainOutcome:
     """What one training run gave: final validation loss, per-epoch curve, measured cost, failure."""
 
     val_loss: float      # final validation error (fraction misclassified) or MSE for regression; NaN when failed
-    curve: list[dict]    # per epoch: {"epoch", "train_loss", "val_loss", "seconds" (cumulative), "lr"}
+    curve: list[dict]    # per epoch (or scoring): {"epoch", "train_loss", "val_loss", "seconds" (cumulative), "lr"[, "iteration"]}
     seconds: float       # measured wall seconds of the whole run (the cost)
     failed: bool
     reason: str          # why it failed ("diverged: train loss nan at epoch 3", "RuntimeError: ...")
     n_params: int
     device: str
-    epochs_run: int
+    epochs_run: int      # epochs run; with iterations: the number of validation scorings
     test_loss: float | None = None
     best_val_loss: float = math.nan   # lowest validation loss over the epochs run
     precision: str = "fp32"           # "fp32", "bf16" or "fp16" (autocast)
     stopped_early: bool = False
+    iterations_run: int = 0           # SGD steps taken
 
     def to_result(self, extra: dict | None = None) -> Result:
         """A :class:`Result` (loss = final validation loss, cost = seconds) with the curve in ``info``."""
@@ -180,6 +217,23 @@ def cosine_lr(lr: float, step: int, total_steps: int) -> float:
     return 0.5 * lr * (1.0 + math.cos(math.pi * min(step, total_steps) / max(total_steps, 1)))
 
 
+def step_lr(lr: float, step: int, milestones: tuple[int, ...], factors: tuple[float, ...]) -> float:
+    """Piecewise-constant rate at ``step``: ``lr * factors[k]`` for the last milestone ``k`` reached, else ``lr``."""
+    rate = lr
+    for m, f in zip(milestones, factors):
+        if step >= m:
+            rate = lr * f
+    return rate
+
+
+def _lr_at(st: TrainSettings, step: int, total_steps: int) -> float:
+    if st.schedule == "cosine":
+        return cosine_lr(st.lr, step, total_steps)
+    if st.schedule == "step":
+        return step_lr(st.lr, step, st.lr_milestones, st.lr_factors)
+    return st.lr
+
+
 # -- internals ---------------------------------------------------------------------------------
 class _Diverged(Exception):
     """Training left the finite range; the message is the failure reason."""
@@ -192,6 +246,7 @@ class _Progress:
     curve: list[dict] = field(default_factory=list)
     n_params: int = 0
     epochs_run: int = 0
+    iterations_run: int = 0
     best: float = math.nan
     test_loss: float | None = None
     stopped_early: bool = False
@@ -262,8 +317,12 @@ def _labels(y: np.ndarray, task: str, device: torch.device) -> torch.Tensor:
     if task == "classification":
         if not np.issubdtype(np.asarray(y).dtype, np.integer):
             raise InvalidSettingError("classification needs integer labels; use task='regression' for real targets")
-        return torch.as_tensor(np.asarray(y, dtype=np.int64), device=device)
-    return torch.as_tensor(np.asarray(y, dtype=np.float32), device=device)
+        arr = np.asarray(y, dtype=np.int64)
+    else:
+        arr = np.asarray(y, dtype=np.float32)
+    if not arr.flags.writeable:  # torch warns on read-only numpy memory (the shared data caches)
+        arr = arr.copy()
+    return torch.as_tensor(arr, device=device)
 
 
 def _augment(xb: torch.Tensor, black: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
@@ -282,10 +341,14 @@ def _augment(xb: torch.Tensor, black: torch.Tensor, rng: np.random.Generator) ->
                   rows[:, None, :, None], cols[:, None, None, :]]
 
 
-def _loss(out: torch.Tensor, yb: torch.Tensor, task: str) -> torch.Tensor:
+def _loss(out: Any, yb: torch.Tensor, task: str, regression_loss: str = "mse") -> torch.Tensor:
+    if isinstance(out, (tuple, list)):  # several decision layers: the sum of their losses
+        return torch.stack([_loss(o, yb, task, regression_loss) for o in out]).sum()
     out = out.float()
     if task == "classification":
         return F.cross_entropy(out, yb)
+    if regression_loss == "l1":
+        return F.l1_loss(out.reshape(yb.shape), yb)
     return F.mse_loss(out.reshape(yb.shape), yb)
 
 
@@ -363,26 +426,42 @@ def _run(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Trai
     starts = list(range(0, n, st.batch_size))
     if len(starts) > 1 and n - starts[-1] < 2:
         starts.pop()  # a last batch of one image breaks batch norm in training mode
-    total_steps = st.epochs * len(starts)
+    per_pass = len(starts)
+    by_iter = st.iterations is not None
+    if by_iter:
+        total_steps = int(st.iterations)
+        every = int(st.eval_every or per_pass)
+        n_evals = -(-total_steps // every)
+    else:
+        total_steps = st.epochs * per_pass
+        every = per_pass
+        n_evals = st.epochs
     step = 0
     check_each_step = device.type == "cpu"  # a free check on CPU; on CUDA it would sync every step
     vals: list[float] = []
+    what = "error" if st.task == "classification" else "mse"
+    loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+    seen = 0
+    n_pass = 0
     model.train()
-    for epoch in range(1, st.epochs + 1):
+    while step < total_steps:
+        n_pass += 1
         perm = torch.from_numpy(rng.permutation(n)).to(device)
-        loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-        seen = 0
         for start in starts:
+            if step >= total_steps:
+                break
+            # what the messages call the epoch: the pass (epochs) or the scoring round (iterations)
+            epoch = n_pass if not by_iter else len(vals) + 1
             idx = perm[start:start + st.batch_size]
             xb, yb = x_tr[idx], y_tr[idx]
             if st.augment:
                 xb = _augment(xb, black, rng)
-            if st.schedule == "cosine":
+            if st.schedule != "constant":
                 for g in opt.param_groups:
-                    g["lr"] = cosine_lr(st.lr, step, total_steps)
+                    g["lr"] = _lr_at(st, step, total_steps)
             with autocast():
                 out = model(xb)
-            loss = _loss(out, yb, st.task)
+            loss = _loss(out, yb, st.task, st.regression_loss)
             opt.zero_grad(set_to_none=True)
             if scaler is not None:
                 scaler.scale(loss).backward()
@@ -395,26 +474,38 @@ def _run(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Trai
             loss_sum += loss.detach().double() * yb.shape[0]
             seen += yb.shape[0]
             if check_each_step and not math.isfinite(loss.item()):
-                raise _Diverged(f"diverged: train loss {loss.item()} at epoch {epoch}")
-        train_loss = float(loss_sum) / max(seen, 1)
-        if not math.isfinite(train_loss) or train_loss > st.max_loss:
-            raise _Diverged(f"diverged: train loss {train_loss:g} at epoch {epoch}")
-        val = _evaluate(model, x_va, y_va, st.task, st.eval_batch_size, autocast)
-        if not math.isfinite(val):
-            raise _Diverged(f"diverged: validation outputs not finite at epoch {epoch}")
-        vals.append(val)
-        state.best = min(vals)
-        state.epochs_run = epoch
-        seconds = time.perf_counter() - t0
-        lr_now = cosine_lr(st.lr, step, total_steps) if st.schedule == "cosine" else st.lr
-        state.curve.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val, "seconds": seconds,
-                            "lr": lr_now})
-        what = "error" if st.task == "classification" else "mse"
-        say(f"epoch {epoch}/{st.epochs}: train loss {train_loss:.4f}, val {what} {val:.4f}, {seconds:.1f} s")
-        if should_stop_early(vals, st.early_stop_window):
-            state.stopped_early = True
-            say(f"early stop after epoch {epoch}: val {what} {val:.4f} is worse than "
-                f"{vals[-1 - st.early_stop_window]:.4f} {st.early_stop_window} epochs before")
+                where = f"iteration {step}" if by_iter else f"epoch {epoch}"
+                raise _Diverged(f"diverged: train loss {loss.item()} at {where}")
+            if step % every and step != total_steps:
+                continue
+            # a scoring point: the end of an epoch, or every `every` iterations and the last one
+            train_loss = float(loss_sum) / max(seen, 1)
+            where = f"iteration {step}" if by_iter else f"epoch {epoch}"
+            if not math.isfinite(train_loss) or train_loss > st.max_loss:
+                raise _Diverged(f"diverged: train loss {train_loss:g} at {where}")
+            val = _evaluate(model, x_va, y_va, st.task, st.eval_batch_size, autocast)
+            if not math.isfinite(val):
+                raise _Diverged(f"diverged: validation outputs not finite at {where}")
+            vals.append(val)
+            state.best = min(vals)
+            state.epochs_run = len(vals)
+            state.iterations_run = step
+            seconds = time.perf_counter() - t0
+            entry = {"epoch": epoch if not by_iter else round(step / per_pass, 4), "train_loss": train_loss,
+                     "val_loss": val, "seconds": seconds, "lr": _lr_at(st, step, total_steps)}
+            if by_iter:
+                entry["iteration"] = step
+            state.curve.append(entry)
+            loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+            seen = 0
+            at = f"iteration {step}/{total_steps}" if by_iter else f"epoch {epoch}/{n_evals}"
+            say(f"{at}: train loss {train_loss:.4f}, val {what} {val:.4f}, {seconds:.1f} s")
+            if should_stop_early(vals, st.early_stop_window):
+                state.stopped_early = True
+                say(f"early stop after {where}: val {what} {val:.4f} is worse than "
+                    f"{vals[-1 - st.early_stop_window]:.4f} {st.early_stop_window} {'scorings' if by_iter else 'epochs'} before")
+                break
+        if state.stopped_early:
             break
     state.n_params = count_parameters(model)  # lazy modules are materialised by now
     if st.eval_test and data.x_test is not None and data.y_test is not None and len(data.y_test):
@@ -426,7 +517,7 @@ def _run(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Trai
 
 def train(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: TrainSettings, seed: int,
           progress: Callable[[str], None] | None = None) -> TrainOutcome:
-    """Train ``build()`` on ``data`` for ``settings.epochs`` epochs; never raises for a failed run.
+    """Train ``build()`` on ``data`` for ``settings.epochs`` epochs (or ``settings.iterations`` steps); never raises for a failed run.
 
     A diverging run or an exception inside training gives ``failed=True`` with the reason;
     invalid settings or data (user errors) raise :class:`~benchsuite.errors.BenchsuiteError`.
@@ -480,4 +571,5 @@ def train(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Tra
     return TrainOutcome(val_loss=val_loss, curve=state.curve, seconds=seconds, failed=bool(failure), reason=failure,
                         n_params=state.n_params, device=str(device), epochs_run=state.epochs_run,
                         test_loss=None if failure else state.test_loss, best_val_loss=state.best,
-                        precision=precision, stopped_early=state.stopped_early)
+                        precision=precision, stopped_early=state.stopped_early,
+                        iterations_run=state.iterations_run)
