@@ -6,10 +6,19 @@
 #   snakemake papers --cores all          # every protocol outside the default set
 #   snakemake tables --cores 1            # rebuild the lookup tables (if their recipes exist)
 #   snakemake all --executor slurm --jobs 100 --default-resources slurm_account=ACC slurm_partition=PART
+#   benchsuite workflow my/exp.yaml more/ --results DIR [snakemake options]   # protocols anywhere
 #
 # Every protocol file is validated when the workflow is parsed, before any job runs: a
 # mistake stops the workflow with the file, the key and what is wrong.
-# Options (--config KEY=VALUE): protocol_dir (default: protocols/ next to this file).
+# Options (--config KEY=VALUE; `benchsuite workflow` sets them):
+#   protocols     protocol files or folders (a YAML list): only these are read and validated,
+#                 and `all` is all of them; default: every file of protocol_dir, and `all`
+#                 is the set listed in its default_set.yaml
+#   protocol_dir  default: protocols/ next to this file
+#   results       the folder that gets results/ and reports/ (absolute paths in every rule);
+#                 default: Snakemake's working directory (-d, else where it was started)
+# Tables are read and built where benchsuite keeps them (benchsuite.tabular.TABLES_DIR), never
+# relative to the working directory. Relative paths in --config are relative to the working directory.
 
 import glob
 import os
@@ -17,49 +26,72 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
+from benchsuite.cli_workflow import collect_protocols, protocol_files_of
 from benchsuite.errors import BenchsuiteError
-from benchsuite.protocol import load_protocol, load_set, protocol_files
+from benchsuite.protocol import load_set, protocol_files
 from benchsuite.tabular import required_tables
 from analysis.outputs import aggregate_outputs, report_outputs
 
 
 def _rel(path):
-    """A path relative to the working directory when it lies below it (shorter messages)."""
+    """A path relative to the working directory when it lies below it (shorter messages, and
+    the spelling a target typed in a clone has); the file it names does not depend on it."""
     rel = os.path.relpath(path)
     return path if rel.startswith("..") else rel
 
 
+def _as_list(value):
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
 PROTOCOL_DIR = _rel(config.get("protocol_dir", os.path.join(workflow.basedir, "protocols")))
 PY = sys.executable  # the interpreter running Snakemake has benchsuite installed
-RESERVED = {"all", "papers", "tables", "run", "aggregate", "report", "index"}
+# where results/ and reports/ go: absolute when configured, else Snakemake's working directory
+ROOT = os.path.abspath(str(config["results"])) if config.get("results") is not None else None
 
-PROTOCOLS, _errors = {}, []
-for _f in protocol_files(PROTOCOL_DIR):  # every file is checked, every mistake reported at once
-    try:
-        _p = load_protocol(_f)
-        PROTOCOLS[_p.name] = _p
-    except BenchsuiteError as exc:
-        _errors.append(str(exc))
-if not _errors:
-    try:
-        DEFAULT = load_set(PROTOCOL_DIR, PROTOCOLS)
-    except BenchsuiteError as exc:
-        _errors.append(str(exc))
+
+def _at(path):
+    """``path`` (results/..., reports/...) under the configured results folder."""
+    return path if ROOT is None else os.path.join(ROOT, path)
+
+
+def _out_pattern(path):
+    """``_at(path)`` for an output with wildcards: braces of the folder's name are literal."""
+    return path if ROOT is None else os.path.join(ROOT.replace("{", "{{").replace("}", "}}"), path)
+
+
+RESULTS_DIR, REPORTS_DIR = _at("results"), _at("reports")
+
+_asked = config.get("protocols")
+if _asked is not None:  # protocols anywhere: only these are validated; `all` runs them all
+    _files, _errors = protocol_files_of(_as_list(_asked))
+    PROTOCOLS, _invalid = collect_protocols(_files)
+    _errors += _invalid
+    DEFAULT = list(PROTOCOLS)
+else:  # every file of the protocol folder is checked, every mistake reported at once
+    PROTOCOLS, _errors = collect_protocols(protocol_files(PROTOCOL_DIR))
+    if not _errors:
+        try:
+            DEFAULT = load_set(PROTOCOL_DIR, PROTOCOLS)
+        except BenchsuiteError as exc:
+            _errors.append(str(exc))
 if _errors:
     raise WorkflowError("invalid protocol(s); no job was started:\n" + "\n".join(_errors))
 for _name, _p in PROTOCOLS.items():
-    if _name in RESERVED:
-        raise WorkflowError(f"invalid protocol: {_p.path}: name: {_name!r} is reserved for a workflow target; rename the file")
     for _label, _why in _p.skipped:
         print(f"benchsuite: protocol {_name}: skipping optimizer {_label}: {_why}", file=sys.stderr)
 PAPERS = [n for n in PROTOCOLS if n not in DEFAULT and n != "smoke"]
 JOBS = {job.key: (p, job) for p in PROTOCOLS.values() for job in p.jobs()}
 
 
+def _report_outputs(p):
+    return report_outputs(p, REPORTS_DIR)
+
+
 def _job(wc):
     key = (wc.protocol, wc.benchmark, wc.optimizer, int(wc.rep))
     if key not in JOBS:
-        raise WorkflowError(f"no run {key} in the protocols of {PROTOCOL_DIR}")
+        raise WorkflowError(f"no run {key} in the protocols {', '.join(PROTOCOLS)}")
     return JOBS[key]
 
 
@@ -80,13 +112,13 @@ localrules: all, papers, tables, aggregate, index
 rule all:
     """The default protocol set and the report page over it."""
     input:
-        "reports/index.md",
+        _at("reports/index.md"),
 
 
 rule papers:
     """Every protocol outside the default set (the paper experiments)."""
     input:
-        [report_outputs(PROTOCOLS[n])[-1] for n in PAPERS],
+        [_report_outputs(PROTOCOLS[n])[-1] for n in PAPERS],
 
 
 # one target per protocol, named after it: `snakemake smoke`, `snakemake synthetic`, ...
@@ -97,7 +129,7 @@ for _name in PROTOCOLS:
             _name
         localrule: True
         input:
-            report_outputs(PROTOCOLS[_name])[-1],
+            _report_outputs(PROTOCOLS[_name])[-1],
 
 
 rule run:
@@ -106,9 +138,9 @@ rule run:
         # a run on a tabulated benchmark waits for its table when the table is missing
         lambda wc: _missing_tables(_job(wc)[1].benchmark.name),
     output:
-        "results/{protocol}/{benchmark}/{optimizer}/rep{rep}.csv",
+        _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.csv"),
     log:
-        "results/{protocol}/{benchmark}/{optimizer}/rep{rep}.log",
+        _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.log"),
     params:
         args=lambda wc: _job(wc)[0].shell_args(_job(wc)[1]),
     threads: 1
@@ -124,12 +156,12 @@ rule aggregate:
     """All result files of a protocol in one tidy table, with every run's provenance."""
     input:
         protocol=lambda wc: PROTOCOLS[wc.protocol].path,
-        runs=lambda wc: PROTOCOLS[wc.protocol].result_paths(),
+        runs=lambda wc: [_at(r) for r in PROTOCOLS[wc.protocol].result_paths()],
     output:
-        runs="results/{protocol}/runs.csv.gz",
-        provenance="results/{protocol}/provenance.json",
+        runs=_out_pattern("results/{protocol}/runs.csv.gz"),
+        provenance=_out_pattern("results/{protocol}/provenance.json"),
     shell:
-        "{PY:q} -m analysis aggregate {input.protocol:q}"
+        "{PY:q} -m analysis aggregate {input.protocol:q} --results {RESULTS_DIR:q}"
 
 
 for _name, _p in PROTOCOLS.items():
@@ -139,23 +171,23 @@ for _name, _p in PROTOCOLS.items():
             f"report_{_name}"
         localrule: True
         input:
-            aggregate_outputs(_p),
+            aggregate_outputs(_p, RESULTS_DIR),
             protocol=_p.path,
         output:
-            report_outputs(_p),
+            _report_outputs(_p),
         shell:
-            "{PY:q} -m analysis report {input.protocol:q}"
+            "{PY:q} -m analysis report {input.protocol:q} --results {RESULTS_DIR:q} --reports {REPORTS_DIR:q}"
 
 
 rule index:
     """The top-level report over the default protocol set."""
     input:
-        pages=[report_outputs(PROTOCOLS[n])[-1] for n in DEFAULT],
+        pages=[_report_outputs(PROTOCOLS[n])[-1] for n in DEFAULT],
         protocols=[PROTOCOLS[n].path for n in DEFAULT],
     output:
-        "reports/index.md",
+        _at("reports/index.md"),
     shell:
-        "{PY:q} -m analysis index {input.protocols:q} --out {output:q}"
+        "{PY:q} -m analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --out {output:q}"
 
 
 # Lookup tables the project computes itself: each recipe (tables/*.smk) lives next to its table.

@@ -1,4 +1,4 @@
-"""The ``benchsuite`` command line: run, list, describe.
+"""The ``benchsuite`` command line: run, list, describe (workflow and protocols: cli_workflow.py).
 
 Errors a user can cause print one line and exit with status 2; no traceback, and no
 partial result file (results are written atomically once a run completes).
@@ -59,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings")
     d.add_argument("name")
 
-    # -- workflow subcommands (validate-protocol, analyse): benchsuite/cli_workflow.py --
+    # -- workflow subcommands (workflow, validate-protocol, analyse): benchsuite/cli_workflow.py --
     from .cli_workflow import add_workflow_parsers
 
     add_workflow_parsers(sub)
@@ -173,7 +173,16 @@ def _cmd_describe(name: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchsuite`` console script."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["workflow"]:
+        # `benchsuite workflow`: the options it does not know are Snakemake's (benchsuite/cli_workflow.py)
+        from .cli_workflow import split_workflow_argv
+
+        ours, snakemake_args = split_workflow_argv(argv[1:])
+        args = parser.parse_args(["workflow", *ours])
+        args.snakemake_args = snakemake_args
+    else:
+        args = parser.parse_args(argv)
     try:
         if args.command == "run":
             return _cmd_run(args)

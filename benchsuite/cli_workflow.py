@@ -1,10 +1,20 @@
-"""Workflow subcommands of the ``benchsuite`` CLI: ``validate-protocol`` and ``analyse``.
+"""Workflow subcommands of the ``benchsuite`` CLI: ``workflow``, ``validate-protocol`` and ``analyse``.
 
-``benchsuite/cli.py`` wires them in with two calls::
+``benchsuite/cli.py`` wires them in with three calls::
 
-    from .cli_workflow import add_workflow_parsers, run_workflow_command
+    from .cli_workflow import add_workflow_parsers, run_workflow_command, split_workflow_argv
     add_workflow_parsers(sub)                      # in _parser(), after the other subcommands
+    ours, snakemake_args = split_workflow_argv(argv[1:])   # in main(), for `benchsuite workflow ...`
     code = run_workflow_command(args)              # in main(), before print_help(); None if not ours
+
+``benchsuite workflow PROTOCOL.yaml [more files or folders] --results DIR [snakemake options]``
+runs the suite's Snakefile (found next to the installed package, never in the current
+directory) on protocol files anywhere, with ``DIR`` as Snakemake's working directory: runs
+go to ``DIR/results/``, reports to ``DIR/reports/``, Snakemake's records (resume, locks) to
+``DIR/.snakemake/``. The protocols asked for, and only those, are validated first; every
+mistake is printed as one line before any job starts (exit status 2). A Snakemake lock that
+no live process holds (left by a killed run) is cleared with a one-line notice; a lock a
+running Snakemake holds refuses the run.
 
 Errors raise :class:`~benchsuite.errors.BenchsuiteError` subclasses, which ``main`` turns
 into one line and exit status 2.
@@ -12,14 +22,119 @@ into one line and exit status 2.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
-COMMANDS = ("validate-protocol", "analyse")
+from .errors import InvalidSettingError, OutputError
+
+COMMANDS = ("workflow", "validate-protocol", "analyse")
+# workflow targets and rule names a protocol may not take (its name becomes a target)
+RESERVED = frozenset({"all", "papers", "tables", "run", "aggregate", "report", "index"})
+SET_FILE = "default_set.yaml"  # lists `snakemake all`'s protocols; not a protocol itself
+# Snakemake options `benchsuite workflow` sets itself (the working directory is --results)
+_OWNED = {"-s": "the workflow is the suite's own", "--snakefile": "the workflow is the suite's own",
+          "-d": "the working directory is --results", "--directory": "the working directory is --results"}
+_OWNED_CONFIG = ("protocols", "protocol_dir", "results")
+_RECORDS = "benchsuite"  # DIR/.snakemake/benchsuite/: which process runs Snakemake in DIR
+
+
+def one_line(message: object) -> str:
+    """``message`` with every run of whitespace (newlines of YAML errors too) as one space."""
+    return " ".join(str(message).split())
+
+
+# -- the workflow and its protocols -----------------------------------------------------
+def workflow_file() -> Path:
+    """The suite's Snakefile: shipped inside the package, or at the root of a clone."""
+    pkg = Path(__file__).resolve().parent
+    for cand in (pkg / "workflow" / "Snakefile", pkg.parent / "Snakefile"):
+        if cand.is_file():
+            return cand
+    raise OutputError(f"the workflow (Snakefile) is not installed next to {pkg}; reinstall benchsuite")
+
+
+def protocol_files_of(items: Iterable[str | os.PathLike]) -> tuple[list[Path], list[str]]:
+    """Protocol files named by ``items`` (files, or folders: their ``*.yaml`` but the set file).
+
+    Returns the absolute files (each once, in the order given) and one message per item
+    that names nothing."""
+    files: list[Path] = []
+    errors: list[str] = []
+    seen: set[Path] = set()
+    for item in items:
+        path = Path(os.path.abspath(os.fspath(item)))
+        if path.is_dir():
+            found = sorted(f for f in path.glob("*.yaml") if f.name != SET_FILE)
+            if not found:
+                errors.append(f"{item}: folder holds no protocol files (*.yaml)")
+        elif path.is_file():
+            found = [path]
+        else:
+            errors.append(f"{item}: no such protocol file or folder")
+            found = []
+        for f in found:
+            if f.resolve() not in seen:
+                seen.add(f.resolve())
+                files.append(f)
+    return files, errors
+
+
+def collect_protocols(files: Iterable[str | os.PathLike]) -> tuple[dict[str, Any], list[str]]:
+    """Validate every protocol file; returns {name: Protocol} and one line per mistake (all of them).
+
+    Besides each file's own mistakes: a reserved name, and two files of the same name."""
+    from .errors import BenchsuiteError
+    from .protocol import load_protocol
+
+    protocols: dict[str, Any] = {}
+    errors: list[str] = []
+    for f in files:
+        try:
+            p = load_protocol(f)
+        except BenchsuiteError as exc:
+            errors.append(one_line(exc))
+            continue
+        if p.name in RESERVED:
+            errors.append(f"{p.path}: name: {p.name!r} is reserved for a workflow target; rename the file")
+        elif p.name in protocols:
+            errors.append(f"{p.path}: name: protocol {p.name!r} is also {protocols[p.name].path}; rename one "
+                          "(the name names targets and result folders)")
+        else:
+            protocols[p.name] = p
+    return protocols, errors
 
 
 def add_workflow_parsers(sub: argparse._SubParsersAction) -> None:
-    """Add the ``validate-protocol`` and ``analyse`` subcommands to the CLI's subparsers."""
+    """Add the ``workflow``, ``validate-protocol`` and ``analyse`` subcommands to the CLI's subparsers."""
+    w = sub.add_parser(
+        "workflow", help="run the experiment workflow (Snakemake) on protocol files anywhere",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run the suite's Snakemake workflow on protocol files or folders anywhere: every run, then "
+                    "each protocol's aggregate and report, and DIR/reports/index.md over them. Rerunning does "
+                    "nothing; after an interruption only unfinished runs are redone. Protocols first, then "
+                    "options; every option this command does not know goes to Snakemake as it is.",
+        epilog="Examples:\n"
+               "  benchsuite workflow my_protocols/ --results runs -n          # dry run: what would run\n"
+               "  benchsuite workflow exp.yaml --results runs --cores 8\n"
+               "  benchsuite workflow exp.yaml --results runs --executor slurm --jobs 100\n"
+               "  benchsuite workflow exp.yaml --results runs --report report.html   # runs/report.html\n"
+               "Layout: DIR/results/<protocol>/<benchmark>/<optimizer>/repNNN.csv, DIR/reports/<protocol>/, "
+               "DIR/.snakemake/ (Snakemake's records and locks). Snakemake works in DIR (its -d): a relative "
+               "path it writes, such as --report's, lands in DIR.")
+    w.add_argument("protocols", nargs="+", metavar="PROTOCOL",
+                   help="protocol YAML files, or folders of them (only these are validated)")
+    w.add_argument("--results", required=True, metavar="DIR",
+                   help="folder the experiment writes into (results/, reports/, .snakemake/); created if missing")
+    w.set_defaults(snakemake_args=[])
     v = sub.add_parser("validate-protocol", help="check protocol files and show the runs they expand to",
                        description="Validate experiment protocols (protocols/*.yaml) as the workflow does before "
                                    "any job runs; print each protocol's runs, budget and seeds.")
@@ -30,6 +145,35 @@ def add_workflow_parsers(sub: argparse._SubParsersAction) -> None:
                                    "results/<protocol>/runs.csv.gz and reports/<protocol>/ (PNG, PDF, MD, CSV, TeX).")
     a.add_argument("file", metavar="FILE", help="protocol YAML file")
     a.add_argument("--root", default=".", help="folder holding results/ and reports/ (default: .)")
+
+
+def split_workflow_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split the arguments after ``workflow`` into this command's and Snakemake's.
+
+    Ours: the protocol files before the first other option, ``--results DIR`` anywhere, and
+    ``-h``. Everything else goes to Snakemake in order, with the values of its options (and
+    everything after ``--``)."""
+    ours: list[str] = []
+    rest: list[str] = []
+    passing = False  # once a Snakemake option appeared, bare words are its values (or targets)
+    i = 0
+    while i < len(argv):
+        t = argv[i]
+        if t == "--":
+            rest += argv[i + 1:]
+            break
+        if t in ("-h", "--help") or t.startswith("--results="):
+            ours.append(t)
+        elif t == "--results":
+            ours += argv[i:i + 2]
+            i += 1
+        elif t.startswith("-") and t != "-":
+            passing = True
+            rest.append(t)
+        else:
+            (rest if passing else ours).append(t)
+        i += 1
+    return ours, rest
 
 
 def _validate(files: list[str], jobs: bool) -> int:
@@ -69,8 +213,233 @@ def _analyse(file: str, root: str) -> int:
     return 0
 
 
+# -- locks: Snakemake's .snakemake/locks, and who holds them ------------------------------
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time in clock ticks since boot) of a Linux process; None where unreadable."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": the command may hold spaces
+    return fields[0], fields[19]
+
+
+def _alive(pid: int, start: str | None = None) -> bool:
+    """Whether process ``pid`` runs here (not a zombie, not a later process given the same pid)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    stat = _proc_stat(pid)
+    if stat is not None:
+        state, started = stat
+        if state in ("Z", "X") or (start is not None and started != start):
+            return False
+    return True
+
+
+def _is_snakemake(argv: Sequence[str]) -> bool:
+    names = [os.path.basename(a) for a in argv]
+    return any(n == "snakemake" for n in names) or any(
+        a == "-m" and b == "snakemake" for a, b in zip(argv, argv[1:]))
+
+
+def _snakemake_processes_in(root: Path) -> list[int] | None:
+    """Snakemake processes (other than this one) whose working directory is ``root``; None without /proc.
+
+    ``snakemake -d DIR`` changes into DIR, so any Snakemake working in DIR shows up here,
+    whoever started it."""
+    proc = Path("/proc")
+    if not (proc / "self" / "cwd").exists():
+        return None
+    target = os.path.realpath(root)
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if os.path.realpath(entry / "cwd") != target:
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or another user's
+            continue
+        if _is_snakemake([a.decode(errors="replace") for a in argv if a]) and _alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def _records(root: Path) -> list[tuple[Path, dict]]:
+    """The processes ``benchsuite workflow`` recorded as running Snakemake in ``root``."""
+    out = []
+    for f in sorted((root / ".snakemake" / _RECORDS).glob("*.json")):
+        try:
+            rec = json.loads(f.read_text())
+            int(rec["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        out.append((f, rec))
+    return out
+
+
+def _record_is_live(rec: dict) -> bool:
+    if rec.get("host") != socket.gethostname():
+        return True  # a process on another machine cannot be checked from here: assume it runs
+    return _alive(int(rec["pid"]), rec.get("start"))
+
+
+def lock_holders(root: str | os.PathLike) -> list[str] | None:
+    """Live Snakemake processes working in ``root`` (one description each); None if that cannot be told.
+
+    Two witnesses: the records ``benchsuite workflow`` keeps of the Snakemake it starts, and
+    (on Linux) every process whose command is Snakemake and whose working directory is ``root``."""
+    root = Path(root)
+    records = _records(root)
+    holders: dict[int, str] = {}
+    for _f, rec in records:
+        if _record_is_live(rec):
+            where = "" if rec.get("host") == socket.gethostname() else f" on host {rec.get('host')}"
+            holders[int(rec["pid"])] = f"pid {rec['pid']}{where}"
+    scanned = _snakemake_processes_in(root)
+    for pid in scanned or ():
+        holders.setdefault(pid, f"pid {pid}")
+    if scanned is None and not records:
+        return None  # no /proc and no record: nothing to judge by
+    return list(holders.values())
+
+
+def check_lock(root: str | os.PathLike, dry_run: bool = False) -> None:
+    """Clear a stale Snakemake lock in ``root`` (one-line notice); refuse one a live Snakemake holds.
+
+    A dry run is never refused (Snakemake itself only warns then)."""
+    root = Path(root)
+    lockdir = root / ".snakemake" / "locks"
+    locks = sorted(lockdir.glob("*.lock")) if lockdir.is_dir() else []
+    holders = lock_holders(root) if locks else []
+    for f, rec in _records(root):  # forget processes that ended without removing their record
+        if rec.get("host") == socket.gethostname() and not _record_is_live(rec):
+            f.unlink(missing_ok=True)
+    if not locks:
+        return
+    if holders is None:
+        raise OutputError(f"{root} has a Snakemake lock ({lockdir}) and this system cannot tell whether a Snakemake "
+                          "still runs there; if none does, clear it by adding --unlock once")
+    if holders:
+        if dry_run:
+            return
+        raise OutputError(f"{root} is in use by a running Snakemake ({', '.join(holders)}): wait for it to finish, "
+                          "stop it, or give another --results folder")
+    shutil.rmtree(lockdir, ignore_errors=True)
+    print(f"benchsuite: cleared a stale Snakemake lock in {lockdir} (left by a killed run; no Snakemake runs there)",
+          file=sys.stderr)
+
+
+def _record(root: Path, pid: int, argv: Sequence[str]) -> Path:
+    """Note that ``pid`` runs Snakemake in ``root`` (its start time guards against a reused pid)."""
+    d = root / ".snakemake" / _RECORDS
+    d.mkdir(parents=True, exist_ok=True)
+    stat = _proc_stat(pid)
+    f = d / f"{socket.gethostname()}-{pid}.json"
+    f.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "start": stat[1] if stat else None,
+                             "argv": list(argv)}))
+    return f
+
+
+# -- benchsuite workflow ----------------------------------------------------------------
+_DRY_RUN = re.compile(r"^(--dry-?run|-[A-Za-z]*n[A-Za-z]*)$")
+
+
+def _option_given(args: Sequence[str], *names: str) -> bool:
+    return any(a in names or any(a.startswith(n + "=") for n in names if n.startswith("--")) for a in args)
+
+
+def _take_config(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the user's ``--config KEY=VALUE`` items, the other arguments): Snakemake keeps only the last --config."""
+    items: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--config", "-C"):
+            i += 1
+            while i < len(args) and not args[i].startswith("-"):
+                items.append(args[i])
+                i += 1
+            continue
+        if a.startswith("--config="):
+            items.append(a.split("=", 1)[1])
+        else:
+            rest.append(a)
+        i += 1
+    return items, rest
+
+
+def _workflow(protocols: Sequence[str], results: str, snakemake_args: Sequence[str]) -> int:
+    snakefile = workflow_file()
+    args = list(snakemake_args)
+    for opt, why in _OWNED.items():
+        if _option_given(args, opt):
+            raise InvalidSettingError(f"benchsuite workflow sets {opt} itself ({why}); leave it out")
+    config, args = _take_config(args)
+    for item in config:
+        if item.split("=", 1)[0] in _OWNED_CONFIG:
+            raise InvalidSettingError(f"--config {item}: give protocols as arguments and the folder as --results, "
+                                "not as Snakemake config")
+    files, errors = protocol_files_of(protocols)
+    _found, invalid = collect_protocols(files)
+    errors += invalid
+    if errors:  # every mistake, one line each, before anything starts
+        for e in errors:
+            print(f"benchsuite: error: {e}", file=sys.stderr)
+        return 2
+
+    # (optimizers a protocol skips, for a missing optional dependency, the Snakefile names when it parses)
+    root = Path(os.path.abspath(results))
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--results {results}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise OutputError(f"--results {results}: the folder is not writable")
+    if not _option_given(args, "--nolock", "--unlock"):
+        check_lock(root, dry_run=any(_DRY_RUN.match(a) for a in args))
+
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(root)]
+    profile = snakefile.parent / "profiles" / "default"
+    if profile.is_dir() and not _option_given(args, "--workflow-profile"):
+        cmd += ["--workflow-profile", str(profile)]  # explicit: not looked up in the current directory
+    cmd += args
+    # JSON-quoted: Snakemake reads each value as YAML, so a path stays a string
+    cmd += ["--config", f"protocols={json.dumps([str(f) for f in files])}", f"results={json.dumps(str(root))}",
+            *config]
+    proc = subprocess.Popen(cmd)
+    record = _record(root, proc.pid, cmd)
+
+    def forward(signum: int, _frame: Any) -> None:  # a scheduler's SIGTERM reaches Snakemake too
+        proc.send_signal(signum)
+
+    try:
+        previous: Any = signal.signal(signal.SIGTERM, forward)
+        installed = True
+    except ValueError:  # not the main thread (called from a library): no handler to install
+        installed = False
+    try:
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:  # Snakemake got the same Ctrl-C: let it stop its jobs and exit
+                continue
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+        record.unlink(missing_ok=True)
+
+
 def run_workflow_command(args: argparse.Namespace) -> int | None:
     """Run ``args.command`` if it is one of :data:`COMMANDS`; ``None`` otherwise."""
+    if args.command == "workflow":
+        return _workflow(args.protocols, args.results, args.snakemake_args)
     if args.command == "validate-protocol":
         return _validate(args.files, args.jobs)
     if args.command == "analyse":

@@ -4,17 +4,28 @@
 # or `include:` it from the main Snakefile (it is, with every tables/*.smk).
 # The data directory comes from $BENCHSUITE_DATA (or ../shared/data, see benchsuite/data.py).
 
+# Paths are anchored at this file's folder, never at the working directory (see svm_mnist.smk).
+import os as _nb201_os
 import sys as _nb201_sys
 
 NB201_TABLE_PY = globals().get("PY", _nb201_sys.executable)
 
 
+def _nb201_table_path(*parts):
+    path = _nb201_os.path.join(str(workflow.current_basedir), "nas_bench_201", *parts)
+    rel = _nb201_os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+NB201_TABLE_BUILD = _nb201_table_path("build.py")
+
+
 rule nb201_table:
     """The NAS-Bench-201 table (three datasets) and its sha256 sidecar."""
     input:
-        "tables/nas_bench_201/build.py",
+        NB201_TABLE_BUILD,
     output:
-        "tables/nas_bench_201/nas_bench_201.h5",
-        "tables/nas_bench_201/nas_bench_201.h5.sha256",
+        _nb201_table_path("nas_bench_201.h5"),
+        _nb201_table_path("nas_bench_201.h5.sha256"),
     shell:
-        "{NB201_TABLE_PY:q} tables/nas_bench_201/build.py --out {output[0]:q}"
+        "{NB201_TABLE_PY:q} {input:q} --out {output[0]:q}"

@@ -6,10 +6,23 @@
 # rerun computes only missing shards (finished shard files are committed to git).
 # The data directory comes from $BENCHSUITE_DATA (or ../shared/data, see benchsuite/data.py).
 
+# Paths are anchored at this file's folder, never at the working directory: started anywhere,
+# the workflow finds the committed table (and plans no rebuild). They are spelt relative to
+# the working directory only when they lie below it, as a target typed in a clone is.
+import os as _svm_os
 import sys as _svm_sys
 
 SVM_TABLE_PY = globals().get("PY", _svm_sys.executable)  # the main Snakefile defines PY
-SVM_TABLE_DIR = "tables/svm_mnist"
+
+
+def _svm_table_path(*parts):
+    path = _svm_os.path.join(str(workflow.current_basedir), *parts)
+    rel = _svm_os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+SVM_TABLE_DIR = _svm_table_path("svm_mnist")
+SVM_TABLE_HEATMAP_PY = _svm_table_path("..", "analysis", "svm_heatmap.py")
 SVM_TABLE_NSHARDS = 40
 SVM_TABLE_SHARDS = [f"{SVM_TABLE_DIR}/shards/shard_{k:03d}_of_{SVM_TABLE_NSHARDS:03d}.npz"
                     for k in range(SVM_TABLE_NSHARDS)]
@@ -36,7 +49,7 @@ rule svm_table_shard:
     log:
         SVM_TABLE_DIR + "/logs/shard_{k}.log",
     shell:
-        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py shard --shard {wildcards.k} --of {SVM_TABLE_NSHARDS} > {log} 2>&1"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR:q}/build.py shard --shard {wildcards.k} --of {SVM_TABLE_NSHARDS} > {log:q} 2>&1"
 
 
 rule svm_table_merge:
@@ -46,7 +59,7 @@ rule svm_table_merge:
         SVM_TABLE_DIR + "/svm_mnist.h5",
         SVM_TABLE_DIR + "/svm_mnist.h5.sha256",
     shell:
-        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output[0]}"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR:q}/build.py merge --of {SVM_TABLE_NSHARDS} --out {output[0]:q}"
 
 
 rule svm_table_heatmap:
@@ -57,7 +70,7 @@ rule svm_table_heatmap:
         pdf=SVM_TABLE_DIR + "/svm_mnist_heatmap.pdf",
         summary=SVM_TABLE_DIR + "/heatmap_summary.txt",
     shell:
-        "{SVM_TABLE_PY:q} analysis/svm_heatmap.py --table {input} --out {output.png} --out {output.pdf} > {output.summary}"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_HEATMAP_PY:q} --table {input:q} --out {output.png:q} --out {output.pdf:q} > {output.summary:q}"
 
 
 rule svm_table_surrogate_loo:
@@ -66,4 +79,4 @@ rule svm_table_surrogate_loo:
     output:
         SVM_TABLE_DIR + "/surrogate_loo.md",
     shell:
-        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR}/surrogate_loo.py --table {input} --out {output}"
+        "{SVM_TABLE_PY:q} {SVM_TABLE_DIR:q}/surrogate_loo.py --table {input:q} --out {output:q}"
