@@ -93,6 +93,19 @@ class ToyChainSpace(SearchSpace):
     def to_json(self, config: Any) -> str:
         return json.dumps(list(config))
 
+    def walk(self, choose: Any) -> tuple[int, ...]:
+        """A chain as a sequence of decisions (the DeepArchitect searchers' interface): the
+        length, then each layer's width; ``choose(position, name, values)`` returns an index."""
+        lengths = tuple(range(1, self.max_layers + 1))
+        n = lengths[choose(0, "n_layers", lengths)]
+        return tuple(self.widths[choose(1 + i, f"layer{i}/width", self.widths)] for i in range(n))
+
+    def features(self, config: Any) -> list[str]:
+        """Strings for a hashed-feature surrogate: the length, each width, each pair of neighbours."""
+        c = self.validate(config)
+        return ([f"n_layers={len(c)}"] + [f"layer{i}/width={w}" for i, w in enumerate(c)]
+                + [f"{a}->{b}" for a, b in zip(c, c[1:])])
+
 
 class _ChainBenchmark(Benchmark):
     """Loss = distance of the chain from (32, 64, 32)."""
