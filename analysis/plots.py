@@ -77,6 +77,18 @@ def plot_curves(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str,
                 benchmarks: Sequence[str], optimizers: Sequence[str], reps: int, stem: str | os.PathLike,
                 x_label: str | None = None, budgets: dict[str, float | None] | None = None) -> list[str]:
     """Median and 25/75 percentile curves per optimizer, one panel per benchmark; saves PNG + PDF."""
+    return save(curves_figure(summary, axis=axis, x_scale=x_scale, y_scale=y_scale, y_label=y_label, title=title,
+                              benchmarks=benchmarks, optimizers=optimizers, reps=reps, x_label=x_label,
+                              budgets=budgets), stem)
+
+
+def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str, y_label: str, title: str,
+                  benchmarks: Sequence[str], optimizers: Sequence[str], reps: int | str, x_label: str | None = None,
+                  budgets: dict[str, float | None] | None = None):
+    """The figure :func:`plot_curves` saves (a matplotlib Figure), for callers that show or save it themselves.
+
+    ``reps`` is the number of repetitions, or a range such as ``"2-3"`` when runs differ in it.
+    """
     plt = _pyplot()
     nrows, ncols = _layout(len(benchmarks))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
@@ -117,7 +129,7 @@ def plot_curves(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str,
                    bbox_to_anchor=(0.5, 0.0), fontsize=9)
     fig.suptitle(title + f"\nmedian and 25th-75th percentiles over {reps} repetitions", fontsize=11)
     fig.tight_layout()
-    return save(fig, stem)
+    return fig
 
 
 def plot_ranks(ranks: pd.DataFrame, *, axes_spec: Sequence[tuple[str, str, str]], optimizers: Sequence[str],

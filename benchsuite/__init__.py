@@ -1,5 +1,11 @@
-"""benchsuite: a reproducible benchmark suite for Bayesian optimisation and NAS."""
+"""benchsuite: a reproducible benchmark suite for Bayesian optimisation and NAS.
+
+The Python API (:mod:`benchsuite.api`: ``run``, ``load_results``, ``plot``) is imported on
+first use, so ``import benchsuite`` and the command line do not load pandas or matplotlib.
+"""
 from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -24,4 +30,19 @@ __all__ = [
     "Fidelity", "Float", "Integer", "InvalidConfigError", "InvalidSettingError", "Optimizer", "Ordinal",
     "PluginError", "Requirements", "Result", "SearchSpace", "Setting", "Space", "Suggestion", "Trial",
     "TrialFailure", "UnknownNameError", "UnsupportedError", "__version__",
+    "load_results", "plot", "run",
 ]
+
+_API = ("load_results", "plot", "run")  # benchsuite.api, imported lazily (pandas, matplotlib)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'benchsuite' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

@@ -7,6 +7,18 @@ settings, then loops ``ask`` / ``tell``; ``recommend`` gives the incumbent after
 
 With several asynchronous workers, ``ask`` receives the trials still running so the
 plugin can hallucinate them (fantasies, posterior-mean imputation) or avoid duplicates.
+
+Pairing asks with tells: the runner stamps every :class:`Suggestion` that ``ask`` returned
+with the id of the trial it runs as (``suggestion.trial_id``, set on the object the plugin
+returned, right after ``ask``), and the :class:`Trial` built from it carries the
+suggestion's ``info`` dict (the same object: ``trial.info is suggestion.info``). So the
+``Trial`` that ``tell`` receives, and every trial in ``pending``, can be matched to its
+suggestion by ``trial.id == suggestion.trial_id`` or by what the plugin put in ``info``;
+no need to match configurations. ``info`` is also written to the result file's ``info``
+column (JSON; later keys from the benchmark's result win), so put only JSON-friendly,
+small values there; keep library objects in the plugin, keyed by ``trial_id``. A plugin
+driven outside the runner (a unit test calling ``ask``/``tell`` itself) sees
+``trial_id=None`` unless its driver builds trials with :meth:`Trial.from_suggestion`.
 """
 from __future__ import annotations
 
@@ -38,24 +50,53 @@ class Capabilities:
             raise ValueError(f"fidelity support must be ignores/uses/requires, got {self.fidelity!r}")
 
 
+_AS_SUGGESTED = object()  # "take it from the suggestion" (None is a valid fidelity)
+
+
 @dataclass(frozen=True)
 class Suggestion:
-    """What ``ask`` returns: a configuration and the fidelity to evaluate it at."""
+    """What ``ask`` returns: a configuration, the fidelity to evaluate it at, and free-form ``info``.
+
+    ``trial_id`` is ``None`` when the plugin creates it; the runner sets it to the id of
+    the trial the suggestion runs as (see the module docstring).
+    """
 
     config: Any
     fidelity: float | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    trial_id: int | None = field(default=None, compare=False)
 
 
 @dataclass
 class Trial:
-    """One evaluation in flight or finished; ``result`` is ``None`` while it runs."""
+    """One evaluation in flight or finished; ``result`` is ``None`` while it runs.
+
+    ``info`` is the ``info`` of the :class:`Suggestion` it was made from (empty for trials
+    built by hand).
+    """
 
     id: int
     config: Any
     fidelity: float | None
     worker: int = 0
     result: Result | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_suggestion(cls, suggestion: Suggestion, id: int, *, config: Any = _AS_SUGGESTED,  # noqa: A002
+                        fidelity: float | None | object = _AS_SUGGESTED, worker: int = 0) -> Trial:
+        """The trial ``suggestion`` runs as, stamping ``suggestion.trial_id = id``.
+
+        ``config`` and ``fidelity`` default to the suggestion's (the runner passes the
+        benchmark's canonical forms). A suggestion object that already ran as another trial
+        (a plugin returned the same object twice) keeps its first id.
+        """
+        if suggestion.trial_id is None:
+            # frozen for plugins; the runner is the one writer of this field
+            object.__setattr__(suggestion, "trial_id", int(id))
+        return cls(id=int(id), config=suggestion.config if config is _AS_SUGGESTED else config,
+                   fidelity=suggestion.fidelity if fidelity is _AS_SUGGESTED else fidelity, worker=worker,
+                   info=suggestion.info)
 
 
 class Optimizer(ABC):

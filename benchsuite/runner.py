@@ -105,7 +105,7 @@ def run(
     opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), **dict(optimizer_settings or {}))
 
     space = benchmark.space
-    heap: list[tuple[float, int, Trial, Result, float, float, dict]] = []
+    heap: list[tuple[float, int, Trial, Result, float, float]] = []
     worker_free = [0.0] * workers
     free_workers = list(range(workers))
     opt_free = 0.0
@@ -137,7 +137,7 @@ def run(
                 config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
             except InvalidConfigError as exc:
                 raise PluginError(f"optimizer {opt.name!r} asked for an invalid configuration: {exc}") from None
-            trial = Trial(id=n_started, config=config, fidelity=fid, worker=w)
+            trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
             n_started += 1
             start = t_ask + (ask_s if include_overhead else 0.0)
             opt_free = start
@@ -150,10 +150,10 @@ def run(
                 result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
             pending[trial.id] = trial
             end = start + max(0.0, float(result.cost_s))
-            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, suggestion.info))
+            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s))
         if not heap:
             break
-        end, _, trial, result, t_ask, ask_s, suggest_info = heapq.heappop(heap)
+        end, _, trial, result, t_ask, ask_s = heapq.heappop(heap)
         del pending[trial.id]
         t_tell = max(end, opt_free)
         t0 = time.perf_counter()
@@ -181,7 +181,7 @@ def run(
             if ikey not in test_cache:
                 test_cache[ikey] = (space.to_json(incumbent), float(benchmark.test_loss(incumbent)))
             inc_json, inc_test = test_cache[ikey]
-        info = {**suggest_info, **result.info}
+        info = {**trial.info, **result.info}  # trial.info is the suggestion's info
         rows.append({
             "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
             "config": space.to_json(trial.config), "fidelity": trial.fidelity,

@@ -15,7 +15,7 @@ from typing import Any
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import Setting
-from optimizers.models.space_convert import from_configspace, require, to_configspace
+from benchsuite.convert import from_configspace, require, to_configspace
 
 
 def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - never called in ask/tell
@@ -25,7 +25,7 @@ def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - nev
 class SMAC(Optimizer):
     """SMAC3's hyperparameter-optimisation facade (random forest + log EI + local search).
 
-    Construction converts our space to a ConfigSpace (:mod:`optimizers.models.space_convert`)
+    Construction converts our space to a ConfigSpace (:func:`benchsuite.convert.to_configspace`)
     and builds SMAC with ``n_init`` random initial configurations (combo.txt's experiments
     start every method from 20 random points; SMAC's own default is a Sobol design),
     deterministic objectives (each configuration evaluated once) and SMAC's default model,

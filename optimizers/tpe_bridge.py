@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import Setting
-from optimizers.models.space_convert import from_optuna, require, to_optuna
+from benchsuite.convert import from_optuna, require, to_optuna_distributions
 
 
 class TPE(Optimizer):
@@ -23,7 +23,7 @@ class TPE(Optimizer):
     joint Parzen estimator (off by default, like hyperopt's independent TPE that the
     papers ran). Running trials are visible to the sampler (``constant_liar``), so
     asynchronous workers do not all get the same suggestion. Ordinal variables are given
-    to Optuna as their level index (``ordinal_as``; see :mod:`optimizers.models.space_convert`). The
+    to Optuna as their level index (``ordinal_as``; see :mod:`benchsuite.convert`). The
     sampler's seed comes from the run's optimizer stream. Failed trials are told as FAIL.
     """
 
@@ -51,7 +51,7 @@ class TPE(Optimizer):
                 n_ei_candidates=int(self.settings["n_ei_candidates"]),
                 multivariate=bool(self.settings["multivariate"]), constant_liar=True)
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
-        self.distributions = to_optuna(self.space, self.settings["ordinal_as"])
+        self.distributions = to_optuna_distributions(self.space, self.settings["ordinal_as"])
         self._asked: list[object] = []  # optuna trials not yet told
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:

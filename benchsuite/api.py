@@ -1,0 +1,288 @@
+"""The Python API: run one optimizer on one benchmark, load result files, draw the figure.
+
+::
+
+    import benchsuite
+
+    df = benchsuite.run("branin", "random_search", seed=0, budget_evals=20)
+    runs = benchsuite.load_results("results/synthetic")      # a folder, a file or a list of files
+    fig = benchsuite.plot(runs, quantity="incumbent_test_loss", x="evaluations")
+
+:func:`run` does what ``benchsuite run`` does with the same arguments (the same runner, the
+same result file when ``out`` is given) and returns the run as :func:`load_results` would
+load its file. Frames have one row per finished trial: the result file's columns (see
+:mod:`benchsuite.results`) behind the run's labels (``benchmark``, ``optimizer``,
+``seed``, ``repetition``, ``optimum``, ``evaluation``...; :func:`analysis.load_runs`);
+``df.attrs["provenance"]`` lists each run's provenance record. :func:`plot` draws the
+workflow's median and quartile figure (:func:`analysis.plots.curves_figure`) from such a
+frame. pandas and matplotlib are imported when a function needs them, not on import.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .benchmark import Benchmark
+from .errors import BenchsuiteError, DataError, InvalidSettingError
+from .optimizer import Optimizer
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+__all__ = ["load_results", "plot", "run"]
+
+PathLike = str | os.PathLike
+AXES = ("evaluations", "time")
+# columns every row of a complete result file has a value in (loss is empty for some failed trials)
+_NON_EMPTY = ("trial", "worker", "status", "config", "ask_time", "start_time", "end_time", "told_time", "cost_s",
+              "info")
+
+
+def _benchmark(benchmark: str | type[Benchmark] | Benchmark, settings: Mapping[str, Any] | None) -> Benchmark:
+    """A benchmark instance from a registered name, a Benchmark subclass or an instance."""
+    if isinstance(benchmark, str):
+        from . import registry
+
+        return registry.make_benchmark(benchmark, dict(settings or {}))
+    if isinstance(benchmark, type) and issubclass(benchmark, Benchmark):
+        return benchmark(**dict(settings or {}))
+    if isinstance(benchmark, Benchmark):
+        if settings:
+            raise InvalidSettingError(f"benchmark_settings were given with a constructed benchmark "
+                                      f"{benchmark.name!r}; pass them to its constructor, or pass its name or class")
+        return benchmark
+    raise InvalidSettingError(f"benchmark must be a registered name, a Benchmark subclass or instance, "
+                              f"got {type(benchmark).__name__}")
+
+
+def _optimizer(optimizer: str | type[Optimizer]) -> type[Optimizer]:
+    """An optimizer class from a registered name or the class itself."""
+    if isinstance(optimizer, str):
+        from . import registry
+
+        return registry.get_optimizer(optimizer)
+    if isinstance(optimizer, type) and issubclass(optimizer, Optimizer):
+        return optimizer
+    if isinstance(optimizer, Optimizer):
+        # the run constructs the plugin itself, with the space and the generator derived from its seed
+        raise InvalidSettingError(f"pass the optimizer's class ({type(optimizer).__name__}) or its name, not an "
+                                  "instance: the run constructs it with the run's seed; settings go in "
+                                  "optimizer_settings")
+    raise InvalidSettingError(f"optimizer must be a registered name or an Optimizer subclass, "
+                              f"got {type(optimizer).__name__}")
+
+
+def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Optimizer], *, seed: int = 0,
+        budget_evals: int | None = None, budget_seconds: float | None = None, workers: int = 1,
+        optimizer_settings: Mapping[str, Any] | None = None, benchmark_settings: Mapping[str, Any] | None = None,
+        out: PathLike | None = None, include_overhead: bool = True) -> pd.DataFrame:
+    """Run one optimizer on one benchmark, as ``benchsuite run`` does, and return its trials as a DataFrame.
+
+    ``benchmark`` is a registered name, a Benchmark subclass (constructed with
+    ``benchmark_settings``) or an instance; ``optimizer`` a registered name or an Optimizer
+    subclass. With ``out`` the result file is written there (checked before the run
+    starts, written atomically after it) exactly as the command line writes it.
+    ``include_overhead=False`` is ``--no-overhead``. Errors are the suite's one-line types
+    (:mod:`benchsuite.errors`).
+    """
+    from .results import check_writable, format_result
+    from .runner import check_budget
+    from .runner import run as run_loop
+
+    # the command line's order of checks: output path, budget, names, then the benchmark
+    target = check_writable(out) if out is not None else None
+    check_budget(budget_evals, budget_seconds)
+    opt_cls = _optimizer(optimizer)
+    bench = _benchmark(benchmark, benchmark_settings)
+    output = run_loop(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
+                      workers=workers, optimizer_settings=dict(optimizer_settings or {}),
+                      include_overhead=include_overhead)
+    text = format_result(output.rows, output.provenance)
+    if target is not None:
+        from .results import atomic_write_text
+
+        atomic_write_text(target, text)
+        return load_results(target)
+    # parsed from the very text a result file holds, so the frame equals load_results(file)
+    with tempfile.TemporaryDirectory(prefix="benchsuite-run-") as tmp:
+        path = Path(tmp) / "run.csv"
+        path.write_text(text, encoding="utf-8")
+        df = load_results(path)
+    for prov in df.attrs["provenance"]:
+        prov["path"] = None  # the temporary file is gone
+    return df
+
+
+def _result_files(source: PathLike | Iterable[PathLike]) -> list[Path]:
+    """Result files named by ``source``: a file, a folder (its ``*.csv``, recursively) or a list of either."""
+    items = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*.csv") if f.is_file())
+            if not found:
+                raise DataError(f"{p}: no result files (*.csv) in this folder")
+            files += found
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise DataError(f"{p}: no such result file or folder")
+    if not files:
+        raise DataError("no result files to load: give a result file, a folder of them or a list")
+    return files
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _load_checked(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One result file as :func:`analysis.load_runs` frames it (attrs moved out: pandas deep-copies them
+    on every operation) and its provenance; a truncated or malformed file is a DataError."""
+    import json
+
+    import pandas as pd
+
+    from analysis.load import load_runs
+
+    from .results import COLUMNS
+
+    try:
+        with open(path, "rb") as fh:  # every complete file ends with a newline; one cut mid-row does not
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(size - 1, 0))
+            last = fh.read(1)
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the result file ({exc.strerror})") from None
+    if size and last != b"\n":
+        raise DataError(f"{path}: truncated result file, its last row is incomplete")
+    try:
+        df = load_runs([path])
+    except BenchsuiteError as exc:
+        msg = str(exc)
+        raise DataError(msg if str(path) in msg else f"{path}: {msg}") from None
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, pd.errors.ParserError) as exc:
+        raise DataError(f"{path}: not a readable benchsuite result file ({_one_line(exc)})") from None
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(f"{path}: malformed result file, column(s) {', '.join(missing)} missing")
+    (prov,) = df.attrs["provenance"]
+    df.attrs = {}
+    expected = prov.get("n_trials")
+    if expected is not None and int(expected) != len(df):
+        raise DataError(f"{path}: truncated result file, its header records {expected} trials but it has "
+                        f"{len(df)} rows")
+    for col in _NON_EMPTY:
+        bad = df[col].isna().to_numpy()
+        if bad.any():
+            raise DataError(f"{path}: malformed result file, column {col!r} is empty in the row of trial "
+                            f"{df['trial'].iloc[int(bad.argmax())]}")
+    bad_status = ~df["status"].isin(("ok", "failed"))
+    if bad_status.any():
+        raise DataError(f"{path}: malformed result file, status {df['status'][bad_status].iloc[0]!r} "
+                        "is neither 'ok' nor 'failed'")
+    for trial, info in zip(df["trial"], df["info"]):
+        try:
+            ok = isinstance(json.loads(info), dict)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise DataError(f"{path}: malformed result file, the info of trial {trial} is not a JSON object")
+    return df, prov
+
+
+def load_results(folder_or_files: PathLike | Iterable[PathLike]) -> pd.DataFrame:
+    """Load result files (a folder, searched recursively for ``*.csv``, a file, or a list) into one DataFrame.
+
+    One row per trial: the run's labels from each file's provenance header (``benchmark``,
+    ``optimizer``, ``seed``, ``repetition``, ...) in front of the file's own columns;
+    ``df.attrs["provenance"]`` lists every file's provenance with its ``path``. A file
+    that is not a complete benchsuite result file raises :class:`DataError` naming it.
+    """
+    import pandas as pd
+
+    loaded = [_load_checked(p) for p in _result_files(folder_or_files)]
+    df = pd.concat([frame for frame, _ in loaded], ignore_index=True)
+    provs = [prov for _, prov in loaded]
+    df.attrs["provenance"] = provs
+    return df
+
+
+def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: str = "incumbent_test_loss",
+         x: str = "evaluations", out: PathLike | None = None, *, x_scale: str | None = None,
+         y_scale: str | None = None, title: str | None = None) -> Figure:
+    """The suite's median and 25th-75th percentile figure (one panel per benchmark) as a matplotlib Figure.
+
+    ``df_or_folder`` is a frame from :func:`run` or :func:`load_results`, or what
+    :func:`load_results` accepts. ``quantity``: ``incumbent_test_loss``,
+    ``incumbent_loss`` or ``regret``; ``x``: ``evaluations`` or ``time`` (the simulated
+    clock). Scales default to the protocols' (time log, evaluations linear, y linear).
+    With ``out`` the figure is also saved as PNG and PDF (``out`` with those suffixes), as
+    the workflow saves its figures. Runs are grouped by (benchmark, optimizer) and their
+    repetitions (the seed when no protocol numbered them).
+    """
+    import pandas as pd
+
+    from analysis import plots
+    from analysis.load import add_quantity
+    from analysis.steps import default_grids, summarise, trajectories
+
+    from .protocol import QUANTITY_LABELS, SCALES, PlotSpec
+
+    if x not in AXES:
+        raise InvalidSettingError(f"plot: x={x!r} must be one of {list(AXES)}")
+    if quantity not in QUANTITY_LABELS:
+        raise InvalidSettingError(f"plot: quantity={quantity!r} must be one of {list(QUANTITY_LABELS)}")
+    spec = PlotSpec()
+    x_scale = x_scale or spec.scale(x)
+    y_scale = y_scale or spec.y_scale
+    for name, value in (("x_scale", x_scale), ("y_scale", y_scale)):
+        if value not in SCALES:
+            raise InvalidSettingError(f"plot: {name}={value!r} must be one of {list(SCALES)}")
+
+    df = df_or_folder if isinstance(df_or_folder, pd.DataFrame) else load_results(df_or_folder)
+    provenance = list(df.attrs.get("provenance", []))
+    # pandas deep-copies attrs on every operation: hundreds of provenance records made the
+    # analysis steps ten times slower (81 s -> 8 s for the 467 runs of results/nb201)
+    df = df.copy(deep=False)
+    df.attrs = {}
+    needed = ("benchmark", "optimizer", "repetition", "evaluation", "told_time", "incumbent_loss",
+              "incumbent_test_loss", "optimum")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise DataError(f"plot: the frame lacks column(s) {', '.join(missing)}; give a frame from "
+                        "benchsuite.run or benchsuite.load_results")
+    if not len(df):
+        raise DataError("plot: the frame has no trials")
+    keys = ["benchmark", "optimizer", "repetition", "evaluation"]
+    dup = df.duplicated(keys)
+    if dup.any():
+        b, o, r, _ = df.loc[dup, keys].iloc[0]
+        raise DataError(f"plot: two runs of optimizer {o!r} on benchmark {b!r} share repetition {r}; "
+                        "load each run once (runs are told apart by their seed or repetition)")
+    df = add_quantity(df, quantity)
+    benchmarks = list(dict.fromkeys(df["benchmark"]))
+    optimizers = list(dict.fromkeys(df["optimizer"]))
+    counts = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
+    reps: int | str = int(counts.max()) if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+    summary = summarise(trajectories(df, x, default_grids(df, x, x_scale)))
+    label = QUANTITY_LABELS[quantity]
+    if x == "time" and not all(p.get("include_overhead", True) for p in provenance):
+        x_label = plots.X_LABELS["time_no_overhead"]
+    else:
+        x_label = plots.X_LABELS[x]
+    fig = plots.curves_figure(
+        summary, axis=x, x_scale=x_scale, y_scale=y_scale, y_label=label,
+        title=title or f"{label} vs {'wall-clock time' if x == 'time' else 'evaluations'}",
+        benchmarks=benchmarks, optimizers=optimizers, reps=reps, x_label=x_label)
+    if out is not None:
+        plots.save(fig, out)
+    return fig
+
