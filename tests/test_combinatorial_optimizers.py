@@ -14,7 +14,8 @@ from benchsuite.testing import check_optimizer
 from optimizers.bocs import BOCS, InteractionFeatures
 from optimizers.models.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
 from optimizers.models.sparse_blr import HorseshoeRegression
-from optimizers.models.space_convert import from_optuna, optuna_params, to_configspace, to_optuna
+from benchsuite.convert import from_optuna, optuna_params, to_configspace
+from benchsuite.convert import to_optuna_distributions as to_optuna
 from optimizers.random_search import RandomSearch
 from optimizers.regularized_evolution import RegularizedEvolution
 from optimizers.simulated_annealing import SimulatedAnnealing
@@ -183,7 +184,7 @@ def test_bocs_refuses_too_many_features() -> None:
 # ----------------------------------------------------------------------- converters
 @pytest.mark.skipif(not HAS_SMAC, reason="ConfigSpace not installed (pip install 'benchsuite[smac]')")
 def test_configspace_conversion_round_trip() -> None:
-    from optimizers.models.space_convert import from_configspace
+    from benchsuite.convert import from_configspace
 
     cs = to_configspace(MIXED, seed=0)
     assert sorted(cs.keys()) == sorted(MIXED.names)
