@@ -5,8 +5,11 @@
 For each space at its published size (deeparchitect.txt Sec. 7.1; ``nb201`` at C=16, N=5):
 
 * ``sample``: one uniform walk (Algorithm 3), feasibility rejection included (Nasbench);
+* ``walk``: one ``space.walk`` with uniform choices (what MCTS and evolution call; no rejection);
 * ``validate``: replaying a stored value list (cache bypassed: a fresh space object);
-* ``features``: the SMBO feature strings of one architecture (cached graph);
+* ``known``: ``validate`` of a value list this space object produced (its record, no replay);
+* ``features``: the SMBO feature strings of one architecture, right after its walk;
+* ``neighbours``: every architecture one value away, for the first ``--neighbours`` architectures;
 * ``compile``: value list -> ``nn.Module`` with shapes inferred on a dummy batch, CPU;
 * ``forward``: one forward pass of a batch of 2 on CPU (the dummy pass is of the same size).
 
@@ -29,6 +32,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--shape", type=int, nargs=3, default=(3, 32, 32))
     ap.add_argument("--spaces", nargs="*", default=["genetic", "flat", "nasbench", "nasnet", "nb201"])
+    ap.add_argument("--neighbours", type=int, default=1, help="architectures whose neighbours are timed")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     args = ap.parse_args()
 
@@ -39,17 +43,24 @@ def main() -> None:
 
     torch.set_num_threads(1)
     rows = []
-    print(f"{'space':10s} {'len':>4s} {'sample ms':>10s} {'validate ms':>12s} {'features ms':>12s} "
-          f"{'compile ms':>11s} {'forward ms':>11s} {'params':>10s}")
+    print(f"{'space':10s} {'len':>4s} {'sample ms':>10s} {'walk ms':>8s} {'validate ms':>12s} {'known ms':>9s} "
+          f"{'features ms':>12s} {'neighbours ms':>14s} {'compile ms':>11s} {'forward ms':>11s} {'params':>10s}")
     for name in args.spaces:
         sp = make_space(name)
         rng = np.random.default_rng(0)
         t_sample, t_val, t_feat, t_comp, t_fwd, params, vals = [], [], [], [], [], [], []
+        t_walk, t_known, t_nb, n_nb = [], [], [], []
         for k in range(args.n):
+            t = time.perf_counter()
+            sp.walk(lambda _p, _n, values: int(rng.integers(len(values))))
+            t_walk.append(time.perf_counter() - t)
             t = time.perf_counter()
             v = sp.sample(rng)
             t_sample.append(time.perf_counter() - t)
             vals.append(v)
+            t = time.perf_counter()
+            sp.validate(list(v))
+            t_known.append(time.perf_counter() - t)
             fresh = make_space(name)
             t = time.perf_counter()
             fresh.validate(list(v))
@@ -57,6 +68,10 @@ def main() -> None:
             t = time.perf_counter()
             sp.features(v)
             t_feat.append(time.perf_counter() - t)
+        for v in vals[:args.neighbours]:
+            t = time.perf_counter()
+            n_nb.append(len(sp.neighbours(v)))
+            t_nb.append(time.perf_counter() - t)
         for v in vals[:max(2, args.n // 4)]:
             t = time.perf_counter()
             net = sp.build(v, tuple(args.shape))
@@ -69,13 +84,17 @@ def main() -> None:
                 net(x)
                 t_fwd.append(time.perf_counter() - t)
         row = {"space": name, "length": len(vals[0]),
-               "sample_ms": 1e3 * statistics.median(t_sample), "validate_ms": 1e3 * statistics.median(t_val),
-               "features_ms": 1e3 * statistics.median(t_feat), "compile_ms": 1e3 * statistics.median(t_comp),
+               "sample_ms": 1e3 * statistics.median(t_sample), "walk_ms": 1e3 * statistics.median(t_walk),
+               "validate_ms": 1e3 * statistics.median(t_val), "known_ms": 1e3 * statistics.median(t_known),
+               "features_ms": 1e3 * statistics.median(t_feat),
+               "neighbours_ms": 1e3 * statistics.median(t_nb) if t_nb else float("nan"),
+               "neighbours_count": n_nb, "compile_ms": 1e3 * statistics.median(t_comp),
                "forward_ms": 1e3 * statistics.median(t_fwd), "params_median": int(statistics.median(params))}
         rows.append(row)
-        print(f"{name:10s} {row['length']:4d} {row['sample_ms']:10.1f} {row['validate_ms']:12.1f} "
-              f"{row['features_ms']:12.2f} {row['compile_ms']:11.1f} {row['forward_ms']:11.1f} "
-              f"{row['params_median'] / 1e6:9.2f}M")
+        print(f"{name:10s} {row['length']:4d} {row['sample_ms']:10.2f} {row['walk_ms']:8.2f} "
+              f"{row['validate_ms']:12.2f} {row['known_ms']:9.3f} {row['features_ms']:12.2f} "
+              f"{row['neighbours_ms']:14.1f} {row['compile_ms']:11.1f} {row['forward_ms']:11.1f} "
+              f"{row['params_median'] / 1e6:9.2f}M", flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"shape": list(args.shape), "n": args.n, "rows": rows}, fh, indent=1)

@@ -288,3 +288,128 @@ def test_package_import_does_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# -- fast paths (records, closed modules, lean walks) agree with full walks ------------------------------
+def _full_walk(sp: DASpace, choose) -> tuple:
+    """A plain walk of a fresh graph (no record, no shortcut): the reference semantics."""
+    g = sp.graph()
+    hs = co.walk(g, lambda p, h: h.values[choose(p, h.name, h.values)])
+    return tuple(h.value for h in hs)
+
+
+def _ref_rewalk(sp: DASpace, values: tuple, pos: int, new, fallback) -> tuple:
+    g = sp.graph()
+    names = [h.name for h in co.walk(g, lambda p, h: h.values[h.index_of(values[p])])]
+    old = dict(zip(names, values))
+
+    def choose(p: int, name: str, vals: tuple) -> int:
+        target = values[p] if p < pos else new if p == pos else old.get(name, object())
+        for k, v in enumerate(vals):
+            if v == target and isinstance(v, bool) == isinstance(target, bool):
+                return k
+        return fallback(vals)
+
+    return _full_walk(sp, choose)
+
+
+def _ref_neighbours(sp: DASpace, values: tuple, positions=None) -> list:
+    out: dict = {}
+    for pos, (_, dom) in enumerate(make_space_like(sp).hyperparameters(values)):
+        if positions is not None and pos not in positions:
+            continue
+        for v in dom:
+            if v == values[pos] and isinstance(v, bool) == isinstance(values[pos], bool):
+                continue
+            nb = _ref_rewalk(sp, values, pos, v, lambda vals: 0)
+            if nb != values:
+                out.setdefault(nb, None)
+    return list(out)
+
+
+def make_space_like(sp: DASpace) -> DASpace:
+    return DASpace(sp.name, sp.space_fn)  # a fresh object: nothing remembered
+
+
+def _ref_mutate(sp: DASpace, values: tuple, rng: np.random.Generator) -> tuple:
+    doms = [d for _, d in make_space_like(sp).hyperparameters(values)]
+    pairs = [(p, v) for p, d in enumerate(doms) for v in d
+             if not (v == values[p] and isinstance(v, bool) == isinstance(values[p], bool))]
+    if not pairs:
+        return values
+    pos, v = pairs[int(rng.integers(len(pairs)))]
+    return _ref_rewalk(sp, values, pos, v, lambda vals: int(rng.integers(len(vals))))
+
+
+@pytest.mark.parametrize("name,full", [("genetic", True), ("nb201", True), ("nasbench", True), ("figure4", True),
+                                       ("flat", False), ("nasnet", False),
+                                       pytest.param("nasnet", True, marks=pytest.mark.slow)])
+def test_fast_paths_agree_with_full_walks(name, full):
+    sp = _fig4() if name == "figure4" else make_space(name, **SMALL[name])
+    rng = np.random.default_rng(21)
+    for k in range(2 if full else 1):
+        v = sp.sample(rng)
+        fresh = make_space_like(sp)
+        # records: what validate / hyperparameters / is_valid / features answer without a replay
+        assert fresh.validate(list(v)) == sp.validate(list(v)) == v
+        assert fresh.hyperparameters(v) == sp.hyperparameters(v)
+        assert fresh.is_valid(v) == sp.is_valid(v) and fresh.why_invalid(v) == sp.why_invalid(v)
+        assert fresh.features(v) == sp.features(v) == sp.features(v)
+        # neighbours: closed-module shortcuts and lean walks against full re-walks
+        # not full: a few positions (flat's 320 or Nasnet's 190 full re-walks take seconds), the first of
+        # each round among them
+        positions = None if full else {0, 17, 21, 39, 54}
+        fast = sp.neighbours(v)
+        ref = _ref_neighbours(sp, v, positions)
+        if positions is None:
+            assert fast == ref
+        else:
+            assert set(ref) <= set(fast)
+        # mutate: the same child and the same random numbers drawn
+        for seed in range(3):
+            r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert sp.mutate(v, r1) == _ref_mutate(sp, v, r2)
+            assert r1.integers(1 << 30) == r2.integers(1 << 30)
+    # the shortcut is taken where the space allows it (and only there)
+    static = sp._static(sp._record(v))
+    if name in ("genetic", "nb201", "flat"):
+        assert all(static)
+    if name == "figure4":  # n and opt feed substitutions that are not closed; later conv filters do not
+        assert not static[0] and any(static)
+
+
+def test_lean_walk_falls_back_where_closed_modules_precede_a_round():
+    # a closed choice expanded in the first round, then an optional whose dropout rate is met in a
+    # second round: a lean walk cannot know where that rate comes in the order, so it walks in full
+    def space(n_classes: int = 10) -> co.IO:
+        a = co.siso_or([lambda: conv(8, 1), lambda: conv(8, 3)], co.D([0, 1], name="op"), closed=True)
+        b = co.siso_optional(lambda: dropout(co.D([0.1, 0.5], name="rate")), co.D([0, 1], name="opt"))
+        return co.siso_sequential([a, b])
+
+    sp = DASpace("two_rounds", space)
+    v = sp.walk(lambda p, n, vals: len(vals) - 1)
+    assert sp.hyperparameters(v)[-1][0] == "rate"
+    assert sp.neighbours(v) == _ref_neighbours(sp, v)
+    with pytest.raises(co.LeanWalkUnsure):
+        g = co.Graph(lambda: space(), lean=True)
+        co.walk(g, lambda p, h: h.values[-1])
+
+
+def test_wrong_closed_declaration_is_caught_by_a_real_walk():
+    def space(n_classes: int = 10) -> co.IO:
+        return co.siso_or([lambda: conv(8, 1), lambda: conv(co.D([4, 8], name="f"), 3)], co.D([0, 1], name="op"),
+                          closed=True)
+
+    sp = DASpace("liar", space)
+    assert sp.validate([0]) == (0,)
+    with pytest.raises(ValueError, match="SISOOr-1 is declared closed"):
+        sp.validate([1, 4])
+
+
+def test_known_value_lists_keep_booleans_apart():
+    sp = make_space("genetic", **SMALL["genetic"])
+    ones = sp.walk(lambda p, n, vals: 1)
+    assert sp.validate(ones) == ones
+    with pytest.raises(InvalidConfigError):
+        sp.validate([True] * 19)
+    assert sp.validate([1.0] * 19) == ones and all(type(x) is int for x in sp.validate([1.0] * 19))

@@ -33,6 +33,7 @@ callback, so an architecture is exactly the list of values assigned, in that ord
 """
 from __future__ import annotations
 
+import gc
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -46,6 +47,8 @@ JSONScalar = (str, int, float, bool, type(None))
 class Hyperparameter:
     """A hyperparameter of a search space (independent or dependent)."""
 
+    __slots__ = ("explicit_name", "name", "value", "assigned", "modules", "dependents")
+
     def __init__(self, name: str | None = None):
         self.explicit_name = name
         self.name: str = name or ""
@@ -53,8 +56,7 @@ class Hyperparameter:
         self.assigned = False
         self.modules: list[Module] = []
         self.dependents: list[Dependent] = []
-        graph = _current_graph()
-        graph._register_hyperparameter(self)
+        _current_graph()._register_hyperparameter(self)
 
     def __repr__(self) -> str:
         state = repr(self.value) if self.assigned else "unassigned"
@@ -68,6 +70,8 @@ def _same_value(a: Any, b: Any) -> bool:
 
 class Independent(Hyperparameter):
     """An independent hyperparameter with a finite list of possible values (the paper's ``D``)."""
+
+    __slots__ = ("values",)
 
     def __init__(self, values: Sequence[Any], name: str | None = None):
         vals = tuple(values)
@@ -98,6 +102,8 @@ def Bool(name: str | None = None) -> Independent:
 class Dependent(Hyperparameter):
     """A hyperparameter computed by ``fn(dh)`` from the values ``dh`` of the ones it depends on."""
 
+    __slots__ = ("fn", "deps")
+
     def __init__(self, fn: Callable[[dict[str, Any]], Any], deps: Mapping[str, Hyperparameter],
                  name: str | None = None):
         self.fn = fn
@@ -115,6 +121,8 @@ class Dependent(Hyperparameter):
 class Input:
     """A named input of a module; connected to at most one output."""
 
+    __slots__ = ("module", "name", "src")
+
     def __init__(self, module: Module, name: str):
         self.module, self.name = module, name
         self.src: Output | None = None
@@ -129,6 +137,8 @@ class Input:
 
 class Output:
     """A named output of a module; may feed several inputs."""
+
+    __slots__ = ("module", "name", "dsts")
 
     def __init__(self, module: Module, name: str):
         self.module, self.name = module, name
@@ -148,24 +158,30 @@ class Output:
 class Module:
     """Common part of basic and substitution modules (inputs, outputs, hyperparameters by local name)."""
 
+    __slots__ = ("type_name", "name", "inputs", "outputs", "in_order", "hyperps", "graph")
     is_basic = False
+    is_substitution = False
 
     def __init__(self, type_name: str, input_names: Sequence[str], output_names: Sequence[str],
                  hyperps: Mapping[str, Hyperparameter]):
         self.type_name = type_name
         graph = _current_graph()
         self.name = graph._unique(type_name)
-        self.inputs = {n: Input(self, n) for n in input_names}
+        self.inputs = inputs = {n: Input(self, n) for n in input_names}
         self.outputs = {n: Output(self, n) for n in output_names}
+        # the inputs in sorted local-name order (the traversal order of Algorithms 2 and 5), once
+        self.in_order: tuple[Input, ...] = (tuple(inputs.values()) if len(inputs) < 2
+                                            else tuple(inputs[n] for n in sorted(inputs)))
         self.hyperps: dict[str, Hyperparameter] = {}
-        for local in sorted(hyperps):
-            h = hyperps[local]
-            if not isinstance(h, Hyperparameter):
-                raise TypeError(f"module {self.name}: {local!r} must be a Hyperparameter, got {h!r}")
-            self.hyperps[local] = h
-            h.modules.append(self)
-            if not h.name:
-                h.name = graph._hyperparameter_name(f"{self.name}.{local}")
+        if hyperps:
+            for local in sorted(hyperps):
+                h = hyperps[local]
+                if not isinstance(h, Hyperparameter):
+                    raise TypeError(f"module {self.name}: {local!r} must be a Hyperparameter, got {h!r}")
+                self.hyperps[local] = h
+                h.modules.append(self)
+                if not h.name:
+                    h.name = graph._hyperparameter_name(f"{self.name}.{local}")
         self.graph = graph
         graph._register_module(self)
 
@@ -180,14 +196,21 @@ class Module:
 class BasicModule(Module):
     """A module that computes: operation ``op`` with properties (hyperparameters or constants)."""
 
+    __slots__ = ("op", "static")
     is_basic = True
 
     def __init__(self, op: str, props: Mapping[str, Any], input_names: Sequence[str] = ("in",),
                  output_names: Sequence[str] = ("out",), type_name: str | None = None):
-        hyperps = {k: v for k, v in props.items() if isinstance(v, Hyperparameter)}
+        hyperps = {}
+        static = {}
+        for k, v in props.items():
+            if isinstance(v, Hyperparameter):
+                hyperps[k] = v
+            else:
+                static[k] = v
         self.op = op
-        self.static = {k: v for k, v in props.items() if not isinstance(v, Hyperparameter)}
-        super().__init__(type_name or op, input_names, output_names, hyperps)
+        self.static = static
+        Module.__init__(self, type_name or op, input_names, output_names, hyperps)
 
     def props(self) -> dict[str, Any]:
         """All property values (hyperparameter values and constants), for compilation."""
@@ -198,14 +221,26 @@ class BasicModule(Module):
 
 
 class SubstitutionModule(Module):
-    """A module replaced, once its hyperparameters all have values, by ``fn(dh) -> (inputs, outputs)``."""
+    """A module replaced, once its hyperparameters all have values, by ``fn(dh) -> (inputs, outputs)``.
+
+    ``closed=True`` declares that, for every ``dh``, the expansion (with whatever it expands
+    in turn) creates no independent hyperparameter and uses only hyperparameters that already
+    have values: changing the module's values then changes modules, never what the walk
+    meets next. :class:`~.daspace.DASpace` uses this to find neighbours and mutations
+    without re-walking the space; every real expansion of a closed module checks the
+    promise (ValueError naming the module if broken).
+    """
+
+    __slots__ = ("fn", "done", "closed")
+    is_substitution = True
 
     def __init__(self, type_name: str, fn: Callable[[dict[str, Any]], tuple[dict, dict]],
                  hyperps: Mapping[str, Hyperparameter], input_names: Sequence[str] = ("in",),
-                 output_names: Sequence[str] = ("out",)):
+                 output_names: Sequence[str] = ("out",), closed: bool = False):
         self.fn = fn
         self.done = False
-        super().__init__(type_name, input_names, output_names, hyperps)
+        self.closed = bool(closed)
+        Module.__init__(self, type_name, input_names, output_names, hyperps)
 
     def ready(self) -> bool:
         """All hyperparameters have values."""
@@ -231,14 +266,19 @@ def mark_infeasible(reason: str) -> None:
 class Graph:
     """A search space being specified: its modules, hyperparameters and named inputs/outputs."""
 
-    def __init__(self, space_fn: Callable[[], tuple[dict, dict]]):
+    def __init__(self, space_fn: Callable[[], tuple[dict, dict]], lean: bool = False):
+        # lean: closed substitution modules are left unexpanded (only the value list of a walk is
+        # wanted); :func:`walk` raises LeanWalkUnsure where that could change what it meets
+        self.lean = lean
+        self.skipped = 0
         self.counters: dict[str, int] = {}
         self.names: dict[str, Hyperparameter] = {}
         self.hyperparameters: list[Hyperparameter] = []
         self.modules: list[Module] = []
         self._fresh: list[Any] = []  # modules and dependent hyperparameters created since the last check
         self.infeasible: list[str] = []
-        with self:
+        self.round_starts: list[int] = []
+        with self, paused_gc():
             inputs, outputs = space_fn()
             self.inputs: dict[str, Input] = dict(inputs)
             self.outputs: dict[str, Output] = dict(outputs)
@@ -273,11 +313,13 @@ class Graph:
 
     def _register_module(self, m: Module) -> None:
         self.modules.append(m)
-        if isinstance(m, SubstitutionModule):
+        if m.is_substitution:
             self._fresh.append(m)
-        for h in m.hyperps.values():
-            if h.name and h.name not in self.names:
-                self.names[h.name] = h
+        if m.hyperps:
+            names = self.names
+            for h in m.hyperps.values():
+                if h.name and h.name not in names:
+                    names[h.name] = h
 
     # -- Algorithm 1 (Transition)
     def assign(self, h: Independent, value: Any) -> None:
@@ -320,8 +362,15 @@ class Graph:
                     self._substitute(m)
 
     def _substitute(self, m: SubstitutionModule) -> None:
+        if self.lean and m.closed:
+            m.done = True
+            self.skipped += 1
+            return
         dh = {k: h.value for k, h in m.hyperps.items()}
+        n_h, n_m, n_i = len(self.hyperparameters), len(self.modules), len(self.infeasible)
         new_inputs, new_outputs = m.fn(dh)
+        if m.closed:
+            self._check_closed(m, n_h, n_m, n_i)
         for local, old in m.inputs.items():
             if local not in new_inputs:
                 raise ValueError(f"substitution of {m.name} gave no input {local!r}")
@@ -347,31 +396,69 @@ class Graph:
                     self.outputs[k] = new
         m.done = True
 
+    def _check_closed(self, m: SubstitutionModule, n_h: int, n_m: int, n_i: int) -> None:
+        """The expansion of a module declared closed created nothing the walk would have to assign,
+        connected only its own modules and did not mark the architecture infeasible."""
+        if len(self.infeasible) > n_i:
+            raise ValueError(f"substitution module {m.name} is declared closed but its expansion marks the "
+                             f"architecture infeasible; drop closed=True")
+        mods = self.modules[n_m:]
+        own = set(map(id, mods))
+        for m2 in mods:
+            for i in m2.inputs.values():
+                if i.src is not None and id(i.src.module) not in own:
+                    raise ValueError(f"substitution module {m.name} is declared closed but its expansion connects "
+                                     f"{m2.name} to a module outside it; drop closed=True")
+            for o in m2.outputs.values():
+                for d in o.dsts:
+                    if id(d.module) not in own:
+                        raise ValueError(f"substitution module {m.name} is declared closed but its expansion "
+                                         f"connects {m2.name} to a module outside it; drop closed=True")
+            if m2.is_substitution and not m2.closed:  # type: ignore[attr-defined]
+                raise ValueError(f"substitution module {m.name} is declared closed but its expansion creates "
+                                 f"{m2.name}, which is not; declare both closed or neither")
+            if m2.hyperps:
+                for h in m2.hyperps.values():
+                    if isinstance(h, Independent) and not h.assigned:
+                        raise ValueError(f"substitution module {m.name} is declared closed but its expansion uses "
+                                         f"unassigned hyperparameter {h.name!r}; drop closed=True")
+        new = self.hyperparameters[n_h:]
+        if new:
+            new_ids = set(map(id, new))
+            for h in new:
+                if isinstance(h, Independent) or (h.explicit_name is not None):
+                    raise ValueError(f"substitution module {m.name} is declared closed but its expansion creates "
+                                     f"hyperparameter {h.name or h.explicit_name!r}; drop closed=True")
+                if not all(d.assigned or id(d) in new_ids for d in h.deps.values()):  # type: ignore[attr-defined]
+                    raise ValueError(f"substitution module {m.name} is declared closed but its expansion creates a "
+                                     f"dependent hyperparameter on unassigned ones; drop closed=True")
+
     # -- Algorithms 5 and 2 (ordered traversal)
     def ordered_modules(self) -> list[Module]:
         """Modules reachable backwards from the outputs, in the unique order of Algorithm 5."""
         space_inputs = {id(i) for i in self.inputs.values()}
         order: list[Module] = []
         seen: set[int] = set()
+        add_seen = seen.add
         for s in sorted(self.outputs):
             m = self.outputs[s].module
             if id(m) not in seen:
-                seen.add(id(m))
+                add_seen(id(m))
                 order.append(m)
         k = 0
         while k < len(order):
             m = order[k]
-            for s in sorted(m.inputs):
-                inp = m.inputs[s]
-                if inp.src is None:
+            for inp in m.in_order:
+                src = inp.src
+                if src is None:
                     if id(inp) not in space_inputs:
                         raise InvalidConfigError(
-                            f"module {m.name} ({m.type_name}) leaves input {s!r} unconnected; connect it "
+                            f"module {m.name} ({m.type_name}) leaves input {inp.name!r} unconnected; connect it "
                             f"or name it as an input of the search space")
                     continue
-                m2 = inp.src.module
+                m2 = src.module
                 if id(m2) not in seen:
-                    seen.add(id(m2))
+                    add_seen(id(m2))
                     order.append(m2)
             k += 1
         return order
@@ -418,18 +505,51 @@ def walk(graph: Graph, choose: Chooser, stop_if_infeasible: bool = False) -> lis
 
     Returns the independent hyperparameters in the order they were assigned; with
     ``stop_if_infeasible`` it returns early once a substitution marked the graph infeasible.
+    The walk goes in rounds: the unassigned reachable hyperparameters are listed, all of
+    them are assigned in that order, then the list is made again; ``graph.round_starts``
+    records the position at which each round began (used by :class:`~.daspace.DASpace` to
+    recognise values whose change cannot alter the rest of the walk).
     """
     assigned: list[Independent] = []
-    while True:
-        pending = [h for h in graph.ordered_hyperparameters() if isinstance(h, Independent) and not h.assigned]
-        if not pending:
-            return assigned
-        for h in pending:
-            v = choose(len(assigned), h)
-            graph.assign(h, v)
-            assigned.append(h)
-            if stop_if_infeasible and graph.infeasible:
+    starts: list[int] = []
+    graph.round_starts = starts
+    with paused_gc():
+        while True:
+            pending = [h for h in graph.ordered_hyperparameters() if isinstance(h, Independent) and not h.assigned]
+            if not pending:
+                # in a lean graph an unexpanded closed module reaches at least what its expansion
+                # would: nothing pending here means nothing pending in the full graph either
                 return assigned
+            if graph.skipped:
+                # ... but the order in which the rest would be met depends on the expansions
+                raise LeanWalkUnsure(f"{graph.skipped} closed module(s) left unexpanded before round {len(starts)}")
+            starts.append(len(assigned))
+            for h in pending:
+                v = choose(len(assigned), h)
+                graph.assign(h, v)
+                assigned.append(h)
+                if stop_if_infeasible and graph.infeasible:
+                    return assigned
+
+
+class LeanWalkUnsure(Exception):
+    """A lean walk (closed modules unexpanded) cannot tell the order of what is left; walk in full."""
+
+
+class paused_gc:
+    """Context: Python's cyclic garbage collector paused (a walk allocates thousands of small
+    objects linked in cycles; collections triggered during it cost more than the walk, and
+    the graph is collected afterwards all the same). Re-entrant; restores the previous state."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.was:
+            gc.enable()
 
 
 # -- substitution modules used by the paper (Figures 2, 13, 18) ----------------------------------
@@ -452,14 +572,17 @@ def siso_sequential(ios: Sequence[IO]) -> IO:
 
 
 def siso_or(fns: Sequence[Callable[[], IO]] | Mapping[Any, Callable[[], IO]], h: Hyperparameter,
-            type_name: str = "SISOOr") -> IO:
-    """Choose one of several search spaces by ``h`` (an index, or a key of a dict of functions)."""
+            type_name: str = "SISOOr", closed: bool = False) -> IO:
+    """Choose one of several search spaces by ``h`` (an index, or a key of a dict of functions).
+
+    ``closed``: every option is free of unassigned hyperparameters (see :class:`SubstitutionModule`).
+    """
     table = dict(fns) if isinstance(fns, Mapping) else dict(enumerate(fns))
 
     def sub(dh: dict[str, Any]) -> IO:
         return table[dh["idx"]]()
 
-    return SubstitutionModule(type_name, sub, {"idx": h}).io()
+    return SubstitutionModule(type_name, sub, {"idx": h}, closed=closed).io()
 
 
 def mimo_or(fns: Sequence[Callable[[], IO]], h: Hyperparameter, input_names: Sequence[str],

@@ -25,13 +25,42 @@ if TYPE_CHECKING:  # pragma: no cover
 SpaceFn = Callable[[int], core.IO]
 ChooseFn = Callable[[int, str, tuple], int]
 _MAX_SAMPLE_TRIES = 10_000
-_CACHE = 16
+# Terminal graphs kept per space, most recent first out last: the walk just made is what
+# ``features``, ``build`` and ``neighbours`` ask for next. Few, because a graph is thousands of
+# objects in reference cycles: kept long, they reach the collector's oldest generation,
+# whose collections then cost more than the walks (measured on Nasnet).
+_GRAPHS = 4
+# Value lists this space object has walked, with what ``validate``, ``hyperparameters``,
+# ``is_valid`` and ``neighbours`` need from their walk (no graph, no cycles: cheap to keep).
+_RECORDS = 4096
 
 
 def _short(values: Sequence[Any], n: int = 8) -> str:
     vals = list(values)
     text = ", ".join(repr(v) for v in vals[:n])
     return "[" + text + (", ..." if len(vals) > n else "") + "]"
+
+
+class _Record:
+    """What a walk established about a value list, kept without its graph."""
+
+    __slots__ = ("values", "names", "domains", "infeasible", "last_round", "static")
+
+    def __init__(self, g: core.Graph, hs: list[core.Independent]):
+        self.values = tuple(h.value for h in hs)
+        self.names = tuple(h.name for h in hs)
+        self.domains = tuple(h.values for h in hs)
+        self.infeasible = tuple(g.infeasible)
+        self.last_round = g.round_starts[-1] if g.round_starts else 0
+        self.static: tuple[bool, ...] | None = None  # see DASpace._static
+
+    def canonical(self, pos: int, value: Any) -> Any:
+        """The domain's own copy of ``value`` at ``pos`` (the first equal one, as a walk picks it)."""
+        dom = self.domains[pos]
+        for v in dom:
+            if core._same_value(v, value):
+                return v
+        raise ValueError(value)  # pragma: no cover - callers pass values of the domain
 
 
 class DASpace(SearchSpace):
@@ -45,7 +74,9 @@ class DASpace(SearchSpace):
         self.space_fn = space_fn
         self.description = description
         self.settings = dict(settings or {})
-        self._cache: OrderedDict[tuple, tuple[core.Graph, list[core.Independent]]] = OrderedDict()
+        self._graphs: OrderedDict[tuple, tuple[core.Graph, list[core.Independent]]] = OrderedDict()
+        self._records: OrderedDict[tuple, _Record] = OrderedDict()
+        self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
 
     # -- traversal -------------------------------------------------------------------------
     def graph(self, n_classes: int = 10) -> core.Graph:
@@ -53,26 +84,83 @@ class DASpace(SearchSpace):
         return core.Graph(lambda: self.space_fn(n_classes))
 
     def walk(self, choose: ChooseFn) -> tuple:
-        """Specify the space; ``choose(position, name, values)`` returns an index into ``values``."""
-        g = self.graph()
+        """Specify the space; ``choose(position, name, values)`` returns an index into ``values``.
+
+        Only the value list is returned, so the walk first goes lean (closed modules unexpanded,
+        about half of a Nasnet walk); where that cannot tell the order of what is left it walks
+        in full, replaying the choices already made, so ``choose`` is called exactly once per
+        position, in order, as in a full walk.
+        """
+        made: list[int] = []
 
         def ch(pos: int, h: core.Independent) -> Any:
+            if pos < len(made):
+                return h.values[made[pos]]
             k = choose(pos, h.name, h.values)
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= int(k) < len(h.values):
                 raise InvalidConfigError(f"{self.name}: choose() returned {k!r} for hyperparameter {h.name!r} at "
                                          f"position {pos}; it must be an index in [0, {len(h.values) - 1}]")
+            made.append(int(k))
             return h.values[int(k)]
 
+        g = core.Graph(lambda: self.space_fn(10), lean=True)
+        try:
+            hs = core.walk(g, ch)
+            return self._remember(g, hs, keep_graph=False).values
+        except core.LeanWalkUnsure:
+            pass
+        g = self.graph()
         hs = core.walk(g, ch)
-        values = tuple(h.value for h in hs)
-        self._remember(values, g, hs)
-        return values
+        return self._remember(g, hs).values
 
-    def _remember(self, values: tuple, g: core.Graph, hs: list[core.Independent]) -> None:
-        self._cache[values] = (g, hs)
-        self._cache.move_to_end(values)
-        while len(self._cache) > _CACHE:
-            self._cache.popitem(last=False)
+    def _remember(self, g: core.Graph, hs: list[core.Independent], keep_graph: bool = True) -> _Record:
+        rec = _Record(g, hs)
+        values = rec.values
+        graphs = self._graphs
+        if keep_graph:
+            if values in graphs:
+                self._features.pop(id(graphs[values][0]), None)
+            graphs[values] = (g, hs)
+            graphs.move_to_end(values)
+            while len(graphs) > _GRAPHS:
+                old, _ = graphs.popitem(last=False)[1]
+                self._features.pop(id(old), None)
+        records = self._records
+        if values in records and records[values].static is not None and records[values].values == values:
+            rec.static = records[values].static
+        records[values] = rec
+        records.move_to_end(values)
+        while len(records) > _RECORDS:
+            records.popitem(last=False)
+        return rec
+
+    @staticmethod
+    def _key(values: Any) -> tuple | None:
+        """The lookup key of a value list (None when it holds something that is no JSON scalar)."""
+        vals = tuple(values)
+        return vals if all(isinstance(v, core.JSONScalar) for v in vals) else None
+
+    def _known(self, values: Any) -> _Record | None:
+        """The record of a value list this space walked (True and 1 kept apart), or None."""
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            return None
+        key = self._key(values)
+        rec = self._records.get(key) if key is not None else None
+        if rec is None:
+            return None
+        # tuples compare True == 1 == 1.0; a boolean where the space has a number is a different list
+        if any(isinstance(a, bool) != isinstance(b, bool) for a, b in zip(key, rec.values)):
+            return None
+        self._records.move_to_end(key)
+        return rec
+
+    def _record(self, values: Any) -> _Record:
+        rec = self._known(values)
+        if rec is None:
+            self._replay(values)
+            rec = self._known(values)
+            assert rec is not None
+        return rec
 
     def _replay(self, values: Any, n_classes: int = 10) -> tuple[core.Graph, list[core.Independent]]:
         """The terminal graph of a value list; one-line InvalidConfigError if the list does not fit."""
@@ -80,10 +168,11 @@ class DASpace(SearchSpace):
             raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
                                      f"{type(values).__name__}")
         vals = list(values)
-        key = tuple(vals) if all(isinstance(v, core.JSONScalar) for v in vals) else None
-        if n_classes == 10 and key is not None and key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
+        if n_classes == 10:
+            rec = self._known(vals)
+            if rec is not None and rec.values in self._graphs:
+                self._graphs.move_to_end(rec.values)
+                return self._graphs[rec.values]
 
         def ch(pos: int, h: core.Independent) -> Any:
             if pos >= len(vals):
@@ -104,19 +193,18 @@ class DASpace(SearchSpace):
                 f"{self.name}: value list too long: the architecture is fully specified after {len(hs)} value(s), "
                 f"{len(vals)} given (extra from position {len(hs)}: {vals[len(hs)]!r})")
         if n_classes == 10:
-            self._remember(tuple(h.value for h in hs), g, hs)
+            self._remember(g, hs)
         return g, hs
 
     def hyperparameters(self, values: Any) -> list[tuple[str, tuple]]:
         """``(name, domain)`` of each position of a value list."""
-        _, hs = self._replay(values)
-        return [(h.name, h.values) for h in hs]
+        rec = self._record(values)
+        return list(zip(rec.names, rec.domains))
 
     # -- SearchSpace -------------------------------------------------------------------------
     def validate(self, config: Any) -> tuple:
-        """The canonical value tuple of a list (replayed through the space)."""
-        _, hs = self._replay(config)
-        return tuple(h.value for h in hs)
+        """The canonical value tuple of a list (replayed through the space unless this space walked it)."""
+        return self._record(config).values
 
     def key(self, config: Any) -> Hashable:
         """The value tuple itself (it determines the architecture)."""
@@ -136,13 +224,12 @@ class DASpace(SearchSpace):
 
     def is_valid(self, config: Any) -> bool:
         """False for value lists the space's own rules reject (e.g. a Nasbench cell without a path)."""
-        g, _ = self._replay(config)
-        return not g.infeasible
+        return not self._record(config).infeasible
 
     def why_invalid(self, config: Any) -> str | None:
         """The reason a value list is infeasible, or ``None``."""
-        g, _ = self._replay(config)
-        return "; ".join(g.infeasible) if g.infeasible else None
+        rec = self._record(config)
+        return "; ".join(rec.infeasible) if rec.infeasible else None
 
     def sample(self, rng: np.random.Generator) -> tuple:
         """Uniform choice at every hyperparameter (Algorithm 3), redrawn until feasible."""
@@ -161,16 +248,57 @@ class DASpace(SearchSpace):
             g = self.graph()
             hs = core.walk(g, ch, stop_if_infeasible=True)  # a draw is rejected as soon as it is infeasible
             if not g.infeasible:
-                values = tuple(h.value for h in hs)
-                self._remember(values, g, hs)
-                return values
+                return self._remember(g, hs).values
         raise RuntimeError(f"{self.name}: no feasible architecture in {_MAX_SAMPLE_TRIES} draws")
+
+    def _static(self, rec: _Record) -> tuple[bool, ...]:
+        """Per position: whether changing that value provably leaves the rest of the walk as it is.
+
+        True when the position is in the walk's last round (every hyperparameter met after it was
+        already listed when it was assigned), the walk left no independent hyperparameter
+        unassigned, and every substitution module that reads the value, directly or through
+        dependent hyperparameters, is declared closed (its expansions assign nothing new). Then
+        re-walking with the one value changed meets the same hyperparameters in the same order
+        and ends in the same round, so the new value list is the old one with that value
+        replaced: what :meth:`neighbours` and :meth:`mutate` return without re-walking.
+        """
+        if rec.static is None:
+            g, hs = self._replay(rec.values)
+            if any(isinstance(h, core.Independent) and not h.assigned for h in g.hyperparameters):
+                rec.static = (False,) * len(hs)
+            else:
+                flags = []
+                for pos, h in enumerate(hs):
+                    ok = pos >= rec.last_round
+                    todo: list[core.Hyperparameter] = [h]
+                    seen = {id(h)}
+                    while ok and todo:
+                        x = todo.pop()
+                        for m in x.modules:
+                            if m.is_substitution and m.done and not m.closed:  # type: ignore[attr-defined]
+                                ok = False
+                                break
+                        for d in x.dependents:
+                            if id(d) not in seen:
+                                seen.add(id(d))
+                                todo.append(d)
+                    flags.append(ok)
+                rec.static = tuple(flags)
+        return rec.static
+
+    def _changed(self, rec: _Record, pos: int, new_value: Any) -> tuple:
+        """The value list of a re-walk with ``pos`` changed, where :meth:`_static` allows it without walking."""
+        vals = [rec.canonical(p, v) for p, v in enumerate(rec.values)]
+        vals[pos] = rec.canonical(pos, new_value)
+        return tuple(vals)
 
     def _rewalk(self, values: tuple, pos: int, new_value: Any,
                 fallback: Callable[[tuple], int]) -> tuple:
         """Change position ``pos``; later hyperparameters keep their old value where the name and value fit."""
-        _, hs = self._replay(values)
-        old = {h.name: v for h, v in zip(hs, values)}
+        rec = self._record(values)
+        if self._static(rec)[pos]:
+            return self._changed(rec, pos, new_value)
+        old = dict(zip(rec.names, values))
 
         def choose(p: int, name: str, vals: tuple) -> int:
             if p < pos:
@@ -184,27 +312,34 @@ class DASpace(SearchSpace):
                     return k
             return fallback(vals)
 
-        return self.walk(choose)
+        return self.walk(choose)  # lean where it can be (see walk)
 
     def neighbours(self, config: Any) -> list[tuple]:
-        """Every architecture one value away (later values reused where they still fit, else the first)."""
+        """Every architecture one value away (later values reused where they still fit, else the first).
+
+        A change that cannot alter the rest of the walk (see :meth:`_static`: every value of the
+        Genetic, Flat and NAS-Bench-201 spaces, Nasnet's operations) costs no walk; the others
+        re-walk the space once each, without expanding closed modules where the walk allows it.
+        """
         values = self.validate(config)
-        _, hs = self._replay(values)
+        rec = self._record(values)
         out: dict[tuple, None] = {}
-        for pos, h in enumerate(hs):
-            for v in h.values:
-                if core._same_value(v, values[pos]):
-                    continue
-                nb = self._rewalk(values, pos, v, lambda vals: 0)
-                if nb != values:
-                    out.setdefault(nb, None)
+        with core.paused_gc():  # the walks' graphs are garbage at once: one collection afterwards, not one per walk
+            for pos, dom in enumerate(rec.domains):
+                for v in dom:
+                    if core._same_value(v, values[pos]):
+                        continue
+                    nb = self._rewalk(values, pos, v, _first)
+                    if nb != values:
+                        out.setdefault(nb, None)
         return list(out)
 
     def mutate(self, config: Any, rng: np.random.Generator) -> tuple:
         """Change one value chosen uniformly among all (position, other value) pairs; re-walk the rest."""
         values = self.validate(config)
-        _, hs = self._replay(values)
-        pairs = [(pos, v) for pos, h in enumerate(hs) for v in h.values if not core._same_value(v, values[pos])]
+        rec = self._record(values)
+        pairs = [(pos, v) for pos, dom in enumerate(rec.domains) for v in dom
+                 if not core._same_value(v, values[pos])]
         if not pairs:
             return values
         pos, v = pairs[int(rng.integers(len(pairs)))]
@@ -213,19 +348,11 @@ class DASpace(SearchSpace):
     # -- features, networks ------------------------------------------------------------------------
     def features(self, values: Any) -> list[str]:
         """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters."""
-        g, _ = self._replay(values)
-        mods = g.ordered_modules()
-        feats: list[str] = []
-        for m in mods:
-            feats.append(f"m:{m.name}")
-        for m in mods:
-            for oname in sorted(m.outputs):
-                for inp in m.outputs[oname].dsts:
-                    feats.append(f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}")
-        for m in mods:
-            for local, h in m.hyperps.items():
-                feats.append(f"h:{m.name}/{local}:{h.name}={h.value!r}")
-        return feats
+        g, _ = self._replay(values)  # a kept graph (the replay keeps what it walks), so its id is its own
+        feats = self._features.get(id(g))
+        if feats is None:
+            feats = self._features[id(g)] = graph_features(g)
+        return list(feats)
 
     def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_classes: int = 10) -> nn.Module:
         """Compile the architecture into a ``torch.nn.Module`` (shapes inferred from a dummy input)."""
@@ -249,4 +376,23 @@ class DASpace(SearchSpace):
             (f": {self.description}" if self.description else "")
 
 
+def graph_features(g: core.Graph) -> list[str]:
+    """The feature strings of a terminal graph (see :meth:`DASpace.features`)."""
+    mods = g.ordered_modules()
+    feats = [f"m:{m.name}" for m in mods]
+    for m in mods:
+        outs = m.outputs
+        for oname in (sorted(outs) if len(outs) > 1 else outs):
+            for inp in outs[oname].dsts:
+                feats.append(f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}")
+    for m in mods:
+        for local, h in m.hyperps.items():
+            feats.append(f"h:{m.name}/{local}:{h.name}={h.value!r}")
+    return feats
+
+
 _MISSING = object()
+
+
+def _first(vals: tuple) -> int:
+    return 0

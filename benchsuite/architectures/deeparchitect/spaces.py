@@ -9,6 +9,11 @@ those files unless it says otherwise; nothing is copied. Operations are framewor
 names compiled by ``torch_backend.py``; TensorFlow's defaults the authors relied on are
 spelled out (``'same'`` padding, convolutions with a bias, Keras' ``SeparableConv2D``).
 
+Substitution modules whose expansions never introduce a hyperparameter to assign (the
+Genetic stage, the Flat motif, the NAS-Bench-201 cell, operation choices, Nasnet's drop
+path) are declared ``closed`` (:class:`~.core.SubstitutionModule`), which lets the space
+find neighbours and mutations without re-walking it; every real expansion checks it.
+
 Constants that the authors wrote as single-value hyperparameters (``D([64])``) are module
 properties here, so a value list holds only real choices (see :class:`~.core.BasicModule`).
 
@@ -172,7 +177,7 @@ def genetic(nodes_per_stage: Sequence[int] = (3, 4, 5), filters_per_stage: Seque
                         slot[j] += 1
             return nodes[0][0], out_node[1]
 
-        return SubstitutionModule("GeneticStage", sub, bits).io()
+        return SubstitutionModule("GeneticStage", sub, bits, closed=True).io()
 
     def space(n_classes: int = 10) -> IO:
         parts: list[IO] = []
@@ -242,7 +247,7 @@ def nasbench(stacks: int = 3, cells_per_stack: int = 3, num_nodes: int = 5, init
             return siso_sequential([
                 B("add_truncate", {}, [f"in{q}" for q in range(num_inputs)], type_name="Add").io(),
                 siso_or({"conv1": lambda: conv(filters, 1), "conv3": lambda: conv(filters, 3),
-                         "max3": lambda: max_pool(3)}, ops[k], type_name="NodeOp"),
+                         "max3": lambda: max_pool(3)}, ops[k], type_name="NodeOp", closed=True),
                 bn(), relu()])
 
         def projection(filters: int) -> IO:
@@ -389,7 +394,7 @@ def nasnet(num_nodes_per_cell: int = 5, num_normal_cells: int = 18, num_reductio
                     "dilated_3x3_rate_2": lambda: full_conv_op(filters, 3, stride, 2, False),
                     "1x7_7x1": lambda: full_conv_op(filters, 7, stride, 1, True),
                 }
-                op_in, op_out = siso_or(table, h_op, type_name="NasnetOp")
+                op_in, op_out = siso_or(table, h_op, type_name="NasnetOp", closed=True)
                 not_none = Dependent(lambda dh: dh["op"] != "none", {"op": h_op})
 
                 def drop_sub(dh: dict[str, Any]) -> IO:
@@ -398,7 +403,7 @@ def nasnet(num_nodes_per_cell: int = 5, num_normal_cells: int = 18, num_reductio
                     return B("drop_path", dict(cell_ratio=cell_ratio, keep_prob=drop_path_keep_prob),
                              type_name="DropPath").io()
 
-                d_in, d_out = SubstitutionModule("SISOOptional", drop_sub, {"opt": not_none}).io()
+                d_in, d_out = SubstitutionModule("SISOOptional", drop_sub, {"opt": not_none}, closed=True).io()
                 op_out["out"].connect(d_in["in"])
                 return op_in, d_out
 
@@ -525,7 +530,7 @@ def flat(c0: int = 64, num_nodes: int = 11) -> Callable[[int], IO]:
                 node_outs[-1][1]["out"].connect(end_in["in"])
                 return first_in, end_out
 
-            return SubstitutionModule("MotifLevel2", sub, motif_h).io()
+            return SubstitutionModule("MotifLevel2", sub, motif_h, closed=True).io()
 
         parts = [conv_cell(c0, 3), motif(c0), sep_conv(c0, 3, bias=False), motif(c0),
                  sep_conv(2 * c0, 3, 2, bias=False), motif(2 * c0), sep_conv(c0, 3, bias=False), motif(2 * c0),
@@ -584,7 +589,7 @@ def nb201(channels: int = 16, cells_per_stage: int = 5) -> Callable[[int], IO]:
                     nodes.append(a_out["out"])
                 return x_in, {"out": nodes[-1]}
 
-            return SubstitutionModule("NB201Cell", sub, edges).io()
+            return SubstitutionModule("NB201Cell", sub, edges, closed=True).io()
 
         def reduction(c_out: int) -> IO:
             i_in, i_out = identity()
