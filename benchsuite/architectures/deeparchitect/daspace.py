@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # pragma: no cover
 SpaceFn = Callable[[int], core.IO]
 ChooseFn = Callable[[int, str, tuple], int]
 _MAX_SAMPLE_TRIES = 10_000
+#: value lists whose SMBO features are remembered (no graph kept): SMBO scores hundreds of samples
+#: per decision, and on a small space (the NB201 cell: 15,625 lists) the same lists recur
+_FEATURE_MEMO = 20_000
 # Terminal graphs kept per space, most recent first out last: the walk just made is what
 # ``features``, ``build`` and ``neighbours`` ask for next. Few, because a graph is thousands of
 # objects in reference cycles: kept long, they reach the collector's oldest generation,
@@ -77,6 +80,7 @@ class DASpace(SearchSpace):
         self._graphs: OrderedDict[tuple, tuple[core.Graph, list[core.Independent]]] = OrderedDict()
         self._records: OrderedDict[tuple, _Record] = OrderedDict()
         self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
+        self._feature_memo: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # typed values -> features
 
     # -- traversal -------------------------------------------------------------------------
     def graph(self, n_classes: int = 10) -> core.Graph:
@@ -348,10 +352,22 @@ class DASpace(SearchSpace):
     # -- features, networks ------------------------------------------------------------------------
     def features(self, values: Any) -> list[str]:
         """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters."""
+        try:  # typed, so that True and 1 stay apart (validate tells them apart too)
+            memo_key: tuple | None = tuple((type(v), v) for v in values)
+            hash(memo_key)
+        except TypeError:
+            memo_key = None
+        if memo_key is not None and memo_key in self._feature_memo:
+            self._feature_memo.move_to_end(memo_key)
+            return list(self._feature_memo[memo_key])
         g, _ = self._replay(values)  # a kept graph (the replay keeps what it walks), so its id is its own
         feats = self._features.get(id(g))
         if feats is None:
             feats = self._features[id(g)] = graph_features(g)
+        if memo_key is not None:
+            self._feature_memo[memo_key] = tuple(feats)
+            if len(self._feature_memo) > _FEATURE_MEMO:
+                self._feature_memo.popitem(last=False)
         return list(feats)
 
     def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_classes: int = 10) -> nn.Module:
