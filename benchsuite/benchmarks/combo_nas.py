@@ -68,15 +68,17 @@ pruning and relabelling of hidden states share it, ``combo_cell.canonical_key``)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..architectures import combo_cell
-from ..benchmark import Benchmark, Fidelity, Requirements, Result
+from ..benchmark import Requirements, Result
 from ..errors import InvalidSettingError
 from ..datasets import CIFAR_SETTINGS
+from ..live import CIFAR_TEST_SETTINGS, TEST_SEED, LiveTrainingBenchmark
 from ..settings import DEVICE_SETTINGS, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
@@ -95,7 +97,6 @@ CHANNELS = 16  # Supp. 4.4.2 ("cell with 16 channels"); nas_binary.py n_ch_base 
 # GraphDecompositionBO/experiments/NAS/data_config.py (in 0..1 units; times 255 for uint8 images)
 NORM_MEAN = (0.4914, 0.4822, 0.4465)
 NORM_STD = (0.2023, 0.1994, 0.2010)
-TEST_SEED = 0  # seed of the test-loss trainings (fixed: test_loss is a function of the configuration)
 
 
 def repeat_seeds(seed: int, n: int) -> list[int]:
@@ -108,21 +109,19 @@ def penalised(error: float, flops_ratio: float, lam: float = LAMBDA) -> float:
     return float(error) + lam * float(flops_ratio)
 
 
-class ComboNas(Benchmark):
+class ComboNas(LiveTrainingBenchmark):
     """COMBO's binary NAS cell on CIFAR-10, trained live (combo.txt Sec. 4.4, Supp. 4.4)."""
 
     name = "combo_nas"
     description = ("COMBO's NAS cell: 31 binaries (5 states x 2 type bits + 21 edges), CIFAR-10 validation "
                    "error + 0.02 * FLOPs / max FLOPs, trained live (combo.txt Sec. 4.4)")
-    kind = "live"
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
     settings_spec = {
         **CIFAR_SETTINGS,
         "channels": Setting(CHANNELS, "channels of the first cell (paper: 16; then 32, 64)", type=int),
         "n_train": Setting(30_000, "training images (paper: 30,000; fewer = fixed stratified subset)", type=int),
         "n_val": Setting(10_000, "validation images (paper: 10,000)", type=int),
-        "n_test": Setting(10_000, "test images scored by test_loss (official test set: 10,000)", type=int),
-        "data_seed": Setting(0, "seed of the subset when n_train/n_val/n_test are below the full split", type=int),
+        **CIFAR_TEST_SETTINGS,
         "epochs": Setting(MAX_EPOCHS, "epochs at full fidelity (paper: 20); the fidelity axis is 1..epochs", type=int),
         "n_repeats": Setting(N_REPEATS, "training runs averaged per evaluation (paper and code: 4)", type=int),
         "batch_size": Setting(BATCH_SIZE, "minibatch size (paper: 100)", type=int),
@@ -139,34 +138,22 @@ class ComboNas(Benchmark):
 
     def setup(self) -> None:
         st = self.settings
-        for key in ("channels", "n_train", "n_val", "n_test", "epochs", "n_repeats", "batch_size"):
-            if st[key] < 1:
-                raise InvalidSettingError(f"combo_nas: setting {key} must be at least 1, got {st[key]}")
+        self.require_at_least(1, "channels", "n_train", "n_val", "n_test", "epochs", "n_repeats", "batch_size")
         if st["early_stop_window"] < 0 or st["invalid_cost_s"] < 0 or st["lambda"] < 0:
             raise InvalidSettingError("combo_nas: early_stop_window, invalid_cost_s and lambda must be >= 0")
         self.space = combo_cell.make_space()
-        e = st["epochs"]
-        # a one-epoch benchmark has nothing to vary; Fidelity needs low < high
-        self.fidelity = Fidelity("epochs", 1, e, full=e, unit="training epochs") if e > 1 else None
+        self.fidelity = self.make_fidelity()
         self.max_flops = combo_cell.network_flops(combo_cell.max_flops_config(), st["channels"])
-        self._splits: ArraySplits | None = None
-        self._test_cache: dict[Any, float] = {}
 
     # -- data and training ------------------------------------------------------------
-    def prepare(self) -> None:
-        """Load (and verify) CIFAR-10 before the first evaluation."""
-        self.splits()
+    def load(self) -> ArraySplits:
+        """COMBO's CIFAR-10 split (subset per the settings, authors' normalisation)."""
+        from ..datasets import sized_cifar10_splits
 
-    def splits(self) -> ArraySplits:
-        """COMBO's CIFAR-10 split (subset per the settings, authors' normalisation), loaded on first use."""
-        if self._splits is None:
-            from ..datasets import sized_cifar10_splits
-
-            st = self.settings
-            self._splits = sized_cifar10_splits(
-                "combo", st["data_dir"] or None, st["source"], st["n_train"], st["n_val"], st["n_test"],
-                st["data_seed"], tuple(255.0 * m for m in NORM_MEAN), tuple(255.0 * s for s in NORM_STD))
-        return self._splits
+        st = self.settings
+        return sized_cifar10_splits(
+            "combo", st["data_dir"] or None, st["source"], st["n_train"], st["n_val"], st["n_test"],
+            st["data_seed"], tuple(255.0 * m for m in NORM_MEAN), tuple(255.0 * s for s in NORM_STD))
 
     def train_settings(self, epochs: int, eval_test: bool = False) -> TrainSettings:
         """The harness settings of one training run (Supp. 4.4.2, authors' code)."""
@@ -178,19 +165,19 @@ class ComboNas(Benchmark):
                              early_stop_window=st["early_stop_window"] or None, task="classification",
                              device=st["device"], amp=st["amp"], threads=st["threads"], eval_test=eval_test)
 
-    def _train_runs(self, config: dict[str, Any], epochs: int, seed: int, eval_test: bool) -> list[TrainOutcome]:
-        from ..training import train
-
-        data = self.splits()
-        settings = self.train_settings(epochs, eval_test)
+    def builder(self, config: dict[str, Any], data: ArraySplits) -> Callable[[], Any]:
+        """Builds the cell's network (``channels`` from the settings)."""
         channels, n_classes = self.settings["channels"], max(data.n_classes, 10)
 
         def build() -> Any:
             return combo_cell.build_network(config, channels=channels, num_classes=n_classes)
 
+        return build
+
+    def _train_runs(self, config: dict[str, Any], epochs: int, seed: int, eval_test: bool) -> list[TrainOutcome]:
         outcomes = []
         for s in repeat_seeds(seed, self.settings["n_repeats"]):
-            out = train(build, data, settings, s)
+            out = self._train(config, epochs, s, eval_test)
             outcomes.append(out)
             if out.failed:  # one diverged run fails the evaluation; the rest would be wasted time
                 break
@@ -202,11 +189,6 @@ class ComboNas(Benchmark):
             return INVALID_FLOPS_RATIO
         return combo_cell.network_flops(config, self.settings["channels"]) / self.max_flops
 
-    def _epochs(self, fidelity: float | None) -> int:
-        if fidelity is None:
-            return self.settings["epochs"]
-        return max(1, min(self.settings["epochs"], int(math.floor(fidelity + 0.5))))
-
     # -- the interface ------------------------------------------------------------------
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Train ``n_repeats`` runs for ``fidelity`` epochs (rounded); loss = mean best val error + FLOPs penalty."""
@@ -216,7 +198,7 @@ class ComboNas(Benchmark):
         if reason is not None:
             return Result(penalised(INVALID_ERROR, INVALID_FLOPS_RATIO, lam), self.settings["invalid_cost_s"],
                           {"invalid": reason, "val_error": INVALID_ERROR, "flops_ratio": INVALID_FLOPS_RATIO})
-        epochs = self._epochs(fid)
+        epochs = self._rounded(fid)
         flops = combo_cell.network_flops(config, self.settings["channels"])
         ratio = flops / self.max_flops
         outcomes = self._train_runs(config, epochs, seed, eval_test=False)
@@ -244,21 +226,21 @@ class ComboNas(Benchmark):
         lam = self.settings["lambda"]
         if not combo_cell.is_valid(config):
             return penalised(INVALID_ERROR, INVALID_FLOPS_RATIO, lam)
-        if not self.settings["test_eval"]:
+        return self.cached_test_loss(config)
+
+    def test_key(self, config: dict[str, Any]) -> Any:
+        """Cells that build the same network share a test loss (``combo_cell.canonical_key``)."""
+        return combo_cell.canonical_key(config)
+
+    def _fresh_test_loss(self, config: dict[str, Any]) -> float:
+        outcomes = self._train_runs(config, self.full_fidelity(), TEST_SEED, eval_test=True)
+        if any(o.failed or o.test_loss is None for o in outcomes):
             return math.nan
-        key = combo_cell.canonical_key(config)
-        if key not in self._test_cache:
-            outcomes = self._train_runs(config, self.settings["epochs"], TEST_SEED, eval_test=True)
-            if any(o.failed or o.test_loss is None for o in outcomes):
-                self._test_cache[key] = math.nan
-            else:
-                error = float(np.mean([o.test_loss for o in outcomes]))
-                self._test_cache[key] = penalised(error, self.flops_ratio(config), lam)
-        return self._test_cache[key]
+        error = float(np.mean([o.test_loss for o in outcomes]))
+        return penalised(error, self.flops_ratio(config), self.settings["lambda"])
 
     def provenance(self) -> dict[str, Any]:
         prov: dict[str, Any] = {"max_flops": self.max_flops, "flops_convention": "2 per MAC, conv + linear"}
         if self._splits is not None:
-            prov.update({"data_sha256": self._splits.sha256, "data_source": self._splits.source,
-                         "split": self._splits.scheme})
+            prov.update(self.data_provenance(self._splits, meta=False))
         return prov

@@ -39,22 +39,23 @@ optimizers see on ``nb201_*``.
 """
 from __future__ import annotations
 
-import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..benchmark import Benchmark, Fidelity, Requirements, Result
+from ..benchmark import Benchmark, Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..errors import InvalidSettingError
+from ..live import CIFAR_TEST_SETTINGS, TEST_EVAL_ONE_RUN, LiveTrainingBenchmark
 from ..settings import DEVICE_SETTINGS, Setting
 from .nb201 import NB201_TASKS, Nb201Cifar10, Nb201Cifar100, Nb201Imagenet16
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
-    from ..training import TrainOutcome, TrainSettings
+    from ..training import TrainSettings
 
 SPACE_NAMES = ("nasbench", "nasnet", "flat", "genetic", "nb201")
 EPOCHS = 25  # deeparchitect.txt Sec. 7.1 / 7.2
@@ -62,7 +63,6 @@ LR = 1e-3  # ibid., Adam
 BATCH_SIZE = 256  # authors' SimpleClassifierEvaluator default
 N_TRAIN, N_VAL = 40_000, 10_000  # authors' load_cifar10: data_batch_1-4 / data_batch_5
 DA_SPLIT_SEED = 20181105  # fixed, arbitrary: the class-stratified validation draw for the JPEG copy
-TEST_SEED = 0  # seed of the test-loss training (test_loss is a function of the configuration)
 
 _SPLIT_LOCK = threading.Lock()
 _SPLITS: dict[tuple[str, str], ArraySplits] = {}
@@ -92,13 +92,12 @@ def da_cifar10_splits(data_dir: str | None, source: str) -> ArraySplits:
     return out
 
 
-class DeepArchitectCifar10(Benchmark):
+class DeepArchitectCifar10(LiveTrainingBenchmark):
     """A DeepArchitect space's architectures trained live on CIFAR-10 (Adam 1e-3, 25 epochs)."""
 
     name = "deeparchitect_cifar10"
     description = ("DeepArchitect search space (nasbench, nasnet, flat, genetic or nb201) trained live on "
                    "CIFAR-10 with the paper's search recipe (Adam 1e-3, 25 epochs); validation error, seconds")
-    kind = "live"
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
     settings_spec = {
         "space": Setting("genetic", "search space of deeparchitect.txt Sec. 7.1 (Genetic: the space of "
@@ -109,14 +108,12 @@ class DeepArchitectCifar10(Benchmark):
         "n_train": Setting(N_TRAIN, "training images (authors: data_batch_1-4, 40,000; fewer = fixed "
                                     "stratified subset)", type=int),
         "n_val": Setting(N_VAL, "validation images (authors: data_batch_5, 10,000)", type=int),
-        "n_test": Setting(10_000, "test images scored by test_loss (official test set: 10,000)", type=int),
-        "data_seed": Setting(0, "seed of the subset when n_train/n_val/n_test are below the full split", type=int),
+        **CIFAR_TEST_SETTINGS,
         "epochs": Setting(EPOCHS, "epochs at full fidelity (Sec. 7: 25); the fidelity is 1..epochs", type=int),
         "batch_size": Setting(BATCH_SIZE, "minibatch size (authors' evaluator: 256)", type=int),
         "lr": Setting(LR, "Adam learning rate, constant (Sec. 7: 0.001)", type=float),
         "augment": Setting(False, "random crop + flip (the authors' search phase: none)", type=bool),
-        "test_eval": Setting(True, "test_loss trains a full-fidelity run and scores the test set (false: NaN)",
-                             type=bool),
+        "test_eval": TEST_EVAL_ONE_RUN,
         **DEVICE_SETTINGS,
     }
 
@@ -124,9 +121,7 @@ class DeepArchitectCifar10(Benchmark):
         from ..architectures.deeparchitect import make_space
 
         st = self.settings
-        for key in ("n_train", "n_val", "n_test", "epochs", "batch_size"):
-            if st[key] < 1:
-                raise InvalidSettingError(f"{self.name}: setting {key} must be at least 1, got {st[key]}")
+        self.require_at_least(1, "n_train", "n_val", "n_test", "epochs", "batch_size")
         if not st["lr"] > 0:
             raise InvalidSettingError(f"{self.name}: lr must be positive, got {st['lr']}")
         try:
@@ -134,27 +129,18 @@ class DeepArchitectCifar10(Benchmark):
         except TypeError as exc:
             raise InvalidSettingError(f"{self.name}: space_options {st['space_options']!r} do not fit space "
                                       f"{st['space']!r} ({exc})") from None
-        e = st["epochs"]
-        self.fidelity = Fidelity("epochs", 1, e, full=e, unit="training epochs") if e > 1 else None
-        self._splits: ArraySplits | None = None
-        self._test_cache: dict[Any, float] = {}
+        self.fidelity = self.make_fidelity()
 
     # -- data and training ---------------------------------------------------------------------
-    def prepare(self) -> None:
-        """Load (and verify) CIFAR-10 before the first evaluation."""
-        self.splits()
-
-    def splits(self) -> ArraySplits:
-        """The authors' split cut to the settings' sizes, loaded on first use."""
-        if self._splits is None:
-            st = self.settings
-            full = da_cifar10_splits(st["data_dir"], st["source"])
-            have = (len(full.y_train), len(full.y_val), len(full.y_test))
-            if st["n_train"] < have[0] or st["n_val"] < have[1] or st["n_test"] < have[2]:
-                full = full.subset(min(st["n_train"], have[0]), min(st["n_val"], have[1]), st["data_seed"],
-                                   n_test=None if st["n_test"] >= have[2] else st["n_test"])
-            self._splits = full
-        return self._splits
+    def load(self) -> ArraySplits:
+        """The authors' split cut to the settings' sizes."""
+        st = self.settings
+        full = da_cifar10_splits(st["data_dir"], st["source"])
+        have = (len(full.y_train), len(full.y_val), len(full.y_test))
+        if st["n_train"] < have[0] or st["n_val"] < have[1] or st["n_test"] < have[2]:
+            full = full.subset(min(st["n_train"], have[0]), min(st["n_val"], have[1]), st["data_seed"],
+                               n_test=None if st["n_test"] >= have[2] else st["n_test"])
+        return full
 
     def train_settings(self, epochs: int, eval_test: bool = False) -> TrainSettings:
         """The harness settings of one training run (the paper's search recipe, module docstring)."""
@@ -165,63 +151,38 @@ class DeepArchitectCifar10(Benchmark):
                              weight_decay=0.0, schedule="constant", augment=st["augment"], task="classification",
                              device=st["device"], amp=st["amp"], threads=st["threads"], eval_test=eval_test)
 
-    def _train(self, values: Any, epochs: int, seed: int, eval_test: bool) -> TrainOutcome:
-        from ..training import train
-
-        data = self.splits()
+    def builder(self, values: Any, data: ArraySplits) -> Callable[[], Any]:
+        """Builds the value list's network through the space (the data's image size, 10 classes at least)."""
         n_classes = max(data.n_classes, 10)
         shape = (3, *data.x_train.shape[1:3])
 
         def build() -> Any:
             return self.space.build(values, in_shape=shape, n_classes=n_classes)
 
-        return train(build, data, self.train_settings(epochs, eval_test), int(seed))
-
-    def _epochs(self, fidelity: float | None) -> int:
-        if fidelity is None:
-            return self.settings["epochs"]
-        return max(1, min(self.settings["epochs"], int(math.floor(fidelity + 0.5))))
+        return build
 
     # -- the interface -----------------------------------------------------------------------------
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Train the architecture for ``fidelity`` epochs (rounded); loss = final validation error."""
         values, fid = self.check(config, fidelity)
-        epochs = self._epochs(fid)
+        epochs = self._rounded(fid)
         why = self.space.why_invalid(values) if hasattr(self.space, "why_invalid") else None
         if why:  # a walk the space's own rules reject (a Nasbench cell without a path): nothing to train
             return Result.failure(0.0, f"architecture not in the space: {why}")
         outcome = self._train(values, epochs, seed, eval_test=False)
         return outcome.to_result(extra={"space": self.settings["space"], "epochs": epochs})
 
-    def test_loss(self, config: Any) -> float:
-        """Test error of a full-fidelity training from a fixed seed (cached per architecture)."""
-        values, _ = self.check(config, None)
-        if not self.settings["test_eval"]:
-            return math.nan
-        key = self.space.key(values)
-        if key not in self._test_cache:
-            outcome = self._train(values, self.settings["epochs"], TEST_SEED, eval_test=True)
-            bad = outcome.failed or outcome.test_loss is None
-            self._test_cache[key] = math.nan if bad else float(outcome.test_loss)
-        return self._test_cache[key]
-
     def provenance(self) -> dict[str, Any]:
         st = self.settings
-        ts = self.train_settings(st["epochs"])
-        prov: dict[str, Any] = {
+        return {
             "recipe": "DeepArchitect search phase (deeparchitect.txt Sec. 7.1-7.2): Adam, constant lr, "
                       "authors' SimpleClassifierEvaluator batch size",
             "space": st["space"], "space_options": dict(st["space_options"]),
-            "train_settings": {"epochs_full": st["epochs"], "batch_size": ts.batch_size, "optimizer": "adam",
-                               "lr": ts.lr, "schedule": "constant", "augment": ts.augment, "amp": ts.amp,
-                               "device": ts.device},
-            "data": {"n_train": st["n_train"], "n_val": st["n_val"], "n_test": st["n_test"],
-                     "data_seed": st["data_seed"]},
+            "train_settings": self.train_provenance(("batch_size", "optimizer", "lr", "schedule", "augment", "amp",
+                                                     "device")),
+            "data": self.pick_settings(("n_train", "n_val", "n_test", "data_seed")),
+            **self.data_provenance(self.splits()),
         }
-        splits = self.splits()
-        prov.update({"data_sha256": splits.sha256, "data_source": splits.source, "split": splits.scheme,
-                     "split_meta": dict(splits.meta)})
-        return prov
 
 
 class _DaNb201Table(Benchmark):

@@ -48,19 +48,20 @@ count; each fidelity is one complete training of that many steps.
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..benchmark import Benchmark, Fidelity, Requirements, Result
+from ..benchmark import Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..errors import InvalidSettingError
+from ..live import LiveTrainingBenchmark
 from ..settings import DEVICE_SETTINGS, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..architectures.layer_graph import LayerGraph
     from ..datasets import ArraySplits
-    from ..training import TrainOutcome, TrainSettings
+    from ..training import TrainSettings
 
 # -- MLP recipe: nasbot.txt Sec. 5 and demos/mlp_function_caller.py -------------------------------
 MLP_ITERATIONS = 20_000
@@ -79,7 +80,6 @@ CNN_LR_EPOCHS = (15, 40, 80, 120)               # cifar10_myMain.py boundaries (
 CNN_LR_FACTORS = (0.1, 0.01, 0.001, 0.0005)     # cifar10_myMain.py staged_lr
 CNN_SCALE = (128.0, 128.0, 128.0)               # cifar10_model.py: x / 128 - 1
 LOW_FIDELITY_FRAC = 0.2     # dragonfly config_mlp_mf.json: num_batch_loops 40..200
-TEST_SEED = 0               # seed of a test-loss training when no full evaluation is cached
 
 _SPACE_SETTINGS = {
     "max_num_layers": Setting(60, "most layers of a network (authors' demos: 60)", type=int),
@@ -96,53 +96,31 @@ _COMMON_SETTINGS = {
 }
 
 
-class _NasbotLive(Benchmark):
+class _NasbotLive(LiveTrainingBenchmark):
     """Common part of the live NASBOT benchmarks (space, fidelity, evaluation, caches)."""
 
-    kind = "live"
     net_kind: ClassVar[str] = ""
+    fidelity_setting = "iterations"
+    fidelity_unit = "SGD iterations"
+    low_fidelity_frac = LOW_FIDELITY_FRAC
 
     def setup(self) -> None:
         from ..architectures.layer_graph import LayerGraphSpace
 
         st = self.settings
-        for key, least in (("iterations", 1), ("batch_size", 1), ("eval_every", 1), ("n_train", 0), ("n_val", 0)):
-            if st[key] < least:
-                raise InvalidSettingError(f"{self.name}: setting {key} must be at least {least}, got {st[key]}")
+        self.require_at_least(1, "iterations", "batch_size", "eval_every")
+        self.require_at_least(0, "n_train", "n_val")
         if not (st["lr"] >= 0):
             raise InvalidSettingError(f"{self.name}: lr must be non-negative, got {st['lr']}")
-        cons = {k: st[k] for k in _SPACE_SETTINGS}
-        self.space = LayerGraphSpace(self.net_kind, **cons)
-        full = st["iterations"]
-        low = max(1, int(round(LOW_FIDELITY_FRAC * full)))
-        self.fidelity = Fidelity("iterations", low, full, full=full, unit="SGD iterations") if low < full else None
-        self._splits: ArraySplits | None = None
-        self._test_cache: dict[Any, float] = {}
+        self.space = LayerGraphSpace(self.net_kind, **self.pick_settings(_SPACE_SETTINGS))
+        self.fidelity = self.make_fidelity()
 
     # -- to fill in ----------------------------------------------------------------------------------
-    def load(self) -> ArraySplits:
-        """The data split (called once)."""
-        raise NotImplementedError
-
-    def train_settings(self, iterations: int, eval_test: bool = False) -> TrainSettings:
-        """The harness settings of one training run of ``iterations`` steps."""
-        raise NotImplementedError
-
     def n_outputs(self) -> int:
         """Regression outputs or classes."""
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------------------------------
-    def prepare(self) -> None:
-        """Load (and verify) the data before the first evaluation."""
-        self.splits()
-
-    def splits(self) -> ArraySplits:
-        """The data split, loaded on first use."""
-        if self._splits is None:
-            self._splits = self.load()
-        return self._splits
-
     def in_shape(self) -> int | tuple[int, int, int]:
         """What :func:`build_network` needs: features, or (channels, height, width)."""
         x = self.splits().x_train
@@ -150,29 +128,22 @@ class _NasbotLive(Benchmark):
             return (x.shape[3], x.shape[1], x.shape[2])
         return int(x.shape[1])
 
-    def _iterations(self, fidelity: float | None) -> int:
-        full = self.settings["iterations"]
-        if fidelity is None:
-            return full
-        return max(1, min(full, int(math.floor(fidelity + 0.5))))
-
-    def _train(self, g: LayerGraph, iterations: int, seed: int, eval_test: bool) -> TrainOutcome:
+    def builder(self, g: LayerGraph, data: ArraySplits) -> Callable[[], Any]:
+        """Compiles the layer graph for the data (once here, so that a graph that cannot be is a user error)."""
         from ..architectures.layer_graph_torch import build_network
-        from ..training import train
 
-        data = self.splits()
         shape, n_out = self.in_shape(), self.n_outputs()
         build_network(g, shape, n_out)  # a graph that cannot be compiled is a user error, raised here
 
         def build() -> Any:
             return build_network(g, shape, n_out)
 
-        return train(build, data, self.train_settings(iterations, eval_test), int(seed))
+        return build
 
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Train the network for ``fidelity`` iterations (rounded); loss = its validation score."""
         g, fid = self.check(config, fidelity)
-        iters = self._iterations(fid)
+        iters = self._rounded(fid)
         full = iters == self.settings["iterations"]
         outcome = self._train(g, iters, seed, eval_test=full and self.settings["test_eval"])
         result = outcome.to_result(extra={"iterations": iters, "n_layers": g.n_layers,
@@ -180,38 +151,23 @@ class _NasbotLive(Benchmark):
         if outcome.failed:
             return result
         if full and outcome.test_loss is not None:
-            self._test_cache.setdefault(self.space.key(g), float(outcome.test_loss))
+            self._test_cache.setdefault(self.test_key(g), float(outcome.test_loss))
         if self.settings["score"] == "best":
             result = replace(result, loss=float(outcome.best_val_loss))
         return result
 
-    def test_loss(self, config: Any) -> float:
-        """Test score of the model a full-fidelity evaluation trained (else a fresh full training, fixed seed)."""
-        g, _ = self.check(config, None)
-        if not self.settings["test_eval"]:
-            return math.nan
-        key = self.space.key(g)
-        if key not in self._test_cache:
-            outcome = self._train(g, self.settings["iterations"], TEST_SEED, eval_test=True)
-            bad = outcome.failed or outcome.test_loss is None
-            self._test_cache[key] = math.nan if bad else float(outcome.test_loss)
-        return self._test_cache[key]
-
     def provenance(self) -> dict[str, Any]:
         st = self.settings
-        ts = self.train_settings(st["iterations"])
+        train_settings = self.train_provenance(
+            ("batch_size", "optimizer", "lr", "momentum", "nesterov", "weight_decay", "schedule", "lr_milestones",
+             "lr_factors", "regression_loss", "eval_every", "augment", "score", "device", "amp"),
+            fixed={"score": st["score"]})
         splits = self.splits()
         return {
             "recipe": "nasbot.txt Sec. 5 + the authors' code (kirthevasank/nasbot)",
-            "train_settings": {"iterations_full": st["iterations"], "batch_size": ts.batch_size,
-                               "optimizer": ts.optimizer, "lr": ts.lr, "momentum": ts.momentum,
-                               "nesterov": ts.nesterov, "weight_decay": ts.weight_decay, "schedule": ts.schedule,
-                               "lr_milestones": list(ts.lr_milestones), "lr_factors": list(ts.lr_factors),
-                               "regression_loss": ts.regression_loss, "eval_every": ts.eval_every,
-                               "augment": ts.augment, "score": st["score"], "device": ts.device, "amp": ts.amp},
-            "space": {"kind": self.net_kind, **{k: st[k] for k in _SPACE_SETTINGS}},
-            "data_sha256": splits.sha256, "data_source": splits.source, "split": splits.scheme,
-            "split_meta": {k: v for k, v in splits.meta.items() if k != "description"},
+            "train_settings": train_settings,
+            "space": {"kind": self.net_kind, **self.pick_settings(_SPACE_SETTINGS)},
+            **self.data_provenance(splits, hide_meta=("description",)),
             "sizes": {"train": len(splits.y_train), "val": len(splits.y_val),
                       "test": 0 if splits.y_test is None else len(splits.y_test)},
         }
@@ -275,63 +231,33 @@ def _uci_requirements(name: str) -> Requirements:
     return Requirements(data=FILES[name], gpu="optional")
 
 
-class NasbotMlpNaval(_NasbotMLP):
-    """NASBOT MLP on UCI naval propulsion (compressor decay)."""
-
-    name = "nasbot_mlp_naval"
-    dataset = "naval"
-    description = "NASBOT layer-graph MLP on UCI naval propulsion (11,934 x 16), SGD, validation MSE; live"
-    requirements = _uci_requirements("naval")
-
-
-class NasbotMlpProtein(_NasbotMLP):
-    """NASBOT MLP on UCI protein tertiary structure."""
-
-    name = "nasbot_mlp_protein"
-    dataset = "protein"
-    description = "NASBOT layer-graph MLP on UCI protein tertiary structure (45,730 x 9), validation MSE; live"
-    requirements = _uci_requirements("protein")
+def _mlp(cls_name: str, dataset: str, doc: str, description: str, **extra: Setting) -> type[_NasbotMLP]:
+    """The benchmark class ``nasbot_mlp_<dataset>`` (``extra``: settings added to the MLP ones)."""
+    attrs: dict[str, Any] = {"__doc__": doc, "__module__": __name__, "__qualname__": cls_name,
+                             "name": f"nasbot_mlp_{dataset}", "dataset": dataset, "description": description,
+                             "requirements": _uci_requirements(dataset)}
+    if extra:
+        attrs["settings_spec"] = {**_NasbotMLP.settings_spec, **extra}
+    return type(cls_name, (_NasbotMLP,), attrs)
 
 
-class NasbotMlpIndoor(_NasbotMLP):
-    """NASBOT MLP on UJIIndoorLoc (520 WiFi strengths -> longitude by default)."""
-
-    name = "nasbot_mlp_indoor"
-    dataset = "indoor"
-    description = "NASBOT layer-graph MLP on UCI indoor location (21,048 x 520 -> longitude), validation MSE; live"
-    requirements = _uci_requirements("indoor")
-    settings_spec = {
-        **_NasbotMLP.settings_spec,
-        "target": Setting("longitude", "what to predict: longitude (our choice; the authors' is unknown), "
-                                       "latitude or floor", type=str, choices=("longitude", "latitude", "floor")),
-    }
-
-
-class NasbotMlpBlog(_NasbotMLP):
-    """NASBOT MLP on UCI blog feedback."""
-
-    name = "nasbot_mlp_blog"
-    dataset = "blog"
-    description = "NASBOT layer-graph MLP on UCI blog feedback (60,021 x 280), validation MSE; live"
-    requirements = _uci_requirements("blog")
-
-
-class NasbotMlpSlice(_NasbotMLP):
-    """NASBOT MLP on UCI slice localisation (downloaded on a user's machine)."""
-
-    name = "nasbot_mlp_slice"
-    dataset = "slice"
-    description = "NASBOT layer-graph MLP on UCI slice localisation (53,500 x 384), validation MSE; live"
-    requirements = _uci_requirements("slice")
-
-
-class NasbotMlpNews(_NasbotMLP):
-    """NASBOT MLP on UCI online news popularity (downloaded on a user's machine)."""
-
-    name = "nasbot_mlp_news"
-    dataset = "news"
-    description = "NASBOT layer-graph MLP on UCI online news popularity (39,644 x 58), validation MSE; live"
-    requirements = _uci_requirements("news")
+NasbotMlpNaval = _mlp("NasbotMlpNaval", "naval", "NASBOT MLP on UCI naval propulsion (compressor decay).",
+                      "NASBOT layer-graph MLP on UCI naval propulsion (11,934 x 16), SGD, validation MSE; live")
+NasbotMlpProtein = _mlp("NasbotMlpProtein", "protein", "NASBOT MLP on UCI protein tertiary structure.",
+                        "NASBOT layer-graph MLP on UCI protein tertiary structure (45,730 x 9), validation MSE; live")
+NasbotMlpIndoor = _mlp(
+    "NasbotMlpIndoor", "indoor", "NASBOT MLP on UJIIndoorLoc (520 WiFi strengths -> longitude by default).",
+    "NASBOT layer-graph MLP on UCI indoor location (21,048 x 520 -> longitude), validation MSE; live",
+    target=Setting("longitude", "what to predict: longitude (our choice; the authors' is unknown), latitude or floor",
+                   type=str, choices=("longitude", "latitude", "floor")))
+NasbotMlpBlog = _mlp("NasbotMlpBlog", "blog", "NASBOT MLP on UCI blog feedback.",
+                     "NASBOT layer-graph MLP on UCI blog feedback (60,021 x 280), validation MSE; live")
+NasbotMlpSlice = _mlp("NasbotMlpSlice", "slice",
+                      "NASBOT MLP on UCI slice localisation (downloaded on a user's machine).",
+                      "NASBOT layer-graph MLP on UCI slice localisation (53,500 x 384), validation MSE; live")
+NasbotMlpNews = _mlp("NasbotMlpNews", "news",
+                     "NASBOT MLP on UCI online news popularity (downloaded on a user's machine).",
+                     "NASBOT layer-graph MLP on UCI online news popularity (39,644 x 58), validation MSE; live")
 
 
 class NasbotCnnCifar10(_NasbotLive):
@@ -362,9 +288,7 @@ class NasbotCnnCifar10(_NasbotLive):
 
     def setup(self) -> None:
         super().setup()
-        for key in ("n_train", "n_val", "n_test"):
-            if self.settings[key] < 1:
-                raise InvalidSettingError(f"{self.name}: setting {key} must be at least 1, got {self.settings[key]}")
+        self.require_at_least(1, "n_train", "n_val", "n_test")
 
     def load(self) -> ArraySplits:
         from ..datasets import sized_cifar10_splits

@@ -50,19 +50,19 @@ cached per exact configuration, so it is a function of the configuration alone.
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-
 from ..architectures import nb201
-from ..benchmark import Benchmark, Fidelity, Requirements, Result
+from ..benchmark import Requirements, Result
 from ..errors import InvalidSettingError
 from ..datasets import CIFAR_SETTINGS
+from ..live import CIFAR_TEST_SETTINGS, TEST_EVAL_ONE_RUN, LiveTrainingBenchmark
 from ..settings import DEVICE_SETTINGS, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
-    from ..training import TrainOutcome, TrainSettings
+    from ..training import TrainSettings
 
 # lib/datasets/get_dataset_with_transform.py (D-X-Y/AutoDL-Projects), 0..255 units
 NB201_MEAN = (125.3, 123.0, 113.9)
@@ -75,16 +75,14 @@ MOMENTUM = 0.9
 WEIGHT_DECAY = 5e-4
 CHANNELS = 16  # paper Table 1: initial channel 16
 CELLS_PER_STAGE = 5  # paper Table 1: N = 5
-TEST_SEED = 0  # seed of the test-loss training (fixed: test_loss is a function of the configuration)
 
 
-class Nb201Live(Benchmark):
+class Nb201Live(LiveTrainingBenchmark):
     """NAS-Bench-201 cells trained live on CIFAR-10 (cifar10-valid split, the benchmark's recipe)."""
 
     name = "nb201_live"
     description = ("NAS-Bench-201 cell (6 edges x 5 ops) trained live on CIFAR-10 with the benchmark's recipe "
                    "(SGD-Nesterov, cosine 0.1 -> 0, 200 epochs); validation error, measured seconds")
-    kind = "live"
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
     settings_spec = {
         **CIFAR_SETTINGS,
@@ -93,49 +91,35 @@ class Nb201Live(Benchmark):
         "n_train": Setting(25_000, "training images (cifar10-valid: 25,000; fewer = fixed stratified subset)",
                            type=int),
         "n_val": Setting(25_000, "validation images (cifar10-valid: 25,000)", type=int),
-        "n_test": Setting(10_000, "test images scored by test_loss (official test set: 10,000)", type=int),
-        "data_seed": Setting(0, "seed of the subset when n_train/n_val/n_test are below the full split", type=int),
+        **CIFAR_TEST_SETTINGS,
         "epochs": Setting(EPOCHS, "epochs at full fidelity (NAS-Bench-201: 200); the fidelity is 1..epochs",
                           type=int),
         "batch_size": Setting(BATCH_SIZE, "minibatch size (200E.config: 256)", type=int),
         "lr": Setting(LR, "initial learning rate, cosine-annealed to 0 (200E.config: 0.1)", type=float),
         "weight_decay": Setting(WEIGHT_DECAY, "SGD weight decay (200E.config: 0.0005)", type=float),
         "augment": Setting(True, "random crop (pad 4) + horizontal flip, as NAS-Bench-201", type=bool),
-        "test_eval": Setting(True, "test_loss trains a full-fidelity run and scores the test set (false: NaN)",
-                             type=bool),
+        "test_eval": TEST_EVAL_ONE_RUN,
         **DEVICE_SETTINGS,
     }
 
     def setup(self) -> None:
         st = self.settings
-        for key in ("channels", "n_train", "n_val", "n_test", "epochs", "batch_size"):
-            if st[key] < 1:
-                raise InvalidSettingError(f"nb201_live: setting {key} must be at least 1, got {st[key]}")
+        self.require_at_least(1, "channels", "n_train", "n_val", "n_test", "epochs", "batch_size")
         if st["cells_per_stage"] < 0:
             raise InvalidSettingError(f"nb201_live: cells_per_stage must be >= 0, got {st['cells_per_stage']}")
         if not (st["lr"] >= 0 and st["weight_decay"] >= 0):
             raise InvalidSettingError("nb201_live: lr and weight_decay must be non-negative")
         self.space = nb201.cell_space()
-        e = st["epochs"]
-        # a one-epoch benchmark has nothing to vary, and Fidelity needs low < high
-        self.fidelity = Fidelity("epochs", 1, e, full=e, unit="training epochs") if e > 1 else None
-        self._splits: ArraySplits | None = None
-        self._test_cache: dict[tuple, float] = {}
+        self.fidelity = self.make_fidelity()
 
     # -- data and training ---------------------------------------------------------------------
-    def prepare(self) -> None:
-        """Load (and verify) CIFAR-10 before the first evaluation."""
-        self.splits()
+    def load(self) -> ArraySplits:
+        """The cifar10-valid split (subset per the settings, NAS-Bench-201's normalisation)."""
+        from ..datasets import sized_cifar10_splits
 
-    def splits(self) -> ArraySplits:
-        """The cifar10-valid split (subset per the settings, NAS-Bench-201's normalisation), loaded on first use."""
-        if self._splits is None:
-            from ..datasets import sized_cifar10_splits
-
-            st = self.settings
-            self._splits = sized_cifar10_splits("nb201", st["data_dir"] or None, st["source"], st["n_train"],
-                                                st["n_val"], st["n_test"], st["data_seed"], NB201_MEAN, NB201_STD)
-        return self._splits
+        st = self.settings
+        return sized_cifar10_splits("nb201", st["data_dir"] or None, st["source"], st["n_train"], st["n_val"],
+                                    st["n_test"], st["data_seed"], NB201_MEAN, NB201_STD)
 
     def train_settings(self, epochs: int, eval_test: bool = False) -> TrainSettings:
         """The harness settings of one training run (NAS-Bench-201's recipe, see the module docstring)."""
@@ -147,10 +131,8 @@ class Nb201Live(Benchmark):
                              augment=st["augment"], task="classification", device=st["device"], amp=st["amp"],
                              threads=st["threads"], eval_test=eval_test)
 
-    def _train(self, config: dict[str, Any], epochs: int, seed: int, eval_test: bool) -> TrainOutcome:
-        from ..training import train
-
-        data = self.splits()
+    def builder(self, config: dict[str, Any], data: ArraySplits) -> Callable[[], Any]:
+        """Builds the cell's network (channels and cells per stage from the settings)."""
         st = self.settings
         n_classes = max(data.n_classes, 10)
         channels, cells = st["channels"], st["cells_per_stage"]
@@ -158,12 +140,7 @@ class Nb201Live(Benchmark):
         def build() -> Any:
             return nb201.build_network(config, num_classes=n_classes, channels=channels, cells_per_stage=cells)
 
-        return train(build, data, self.train_settings(epochs, eval_test), int(seed))
-
-    def _epochs(self, fidelity: float | None) -> int:
-        if fidelity is None:
-            return self.settings["epochs"]
-        return max(1, min(self.settings["epochs"], int(math.floor(fidelity + 0.5))))
+        return build
 
     def _info(self, config: dict[str, Any], epochs: int) -> dict[str, Any]:
         return {"arch": nb201.to_arch_string(config), "canonical": nb201.canonical_string(config),
@@ -173,37 +150,20 @@ class Nb201Live(Benchmark):
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
         """Train the cell's network for ``fidelity`` epochs (rounded); loss = final validation error."""
         config, fid = self.check(config, fidelity)  # the space accepts dicts and architecture strings
-        epochs = self._epochs(fid)
+        epochs = self._rounded(fid)
         outcome = self._train(config, epochs, seed, eval_test=False)
         return outcome.to_result(extra=self._info(config, epochs))
 
-    def test_loss(self, config: Any) -> float:
-        """Test error of a full-fidelity training from a fixed seed (cached per configuration)."""
-        config, _ = self.check(config, None)
-        if not self.settings["test_eval"]:
-            return math.nan
-        key = self.space.key(config)
-        if key not in self._test_cache:
-            outcome = self._train(config, self.settings["epochs"], TEST_SEED, eval_test=True)
-            bad = outcome.failed or outcome.test_loss is None
-            self._test_cache[key] = math.nan if bad else float(outcome.test_loss)
-        return self._test_cache[key]
-
     def provenance(self) -> dict[str, Any]:
         st = self.settings
-        ts = self.train_settings(st["epochs"])
-        prov: dict[str, Any] = {
+        return {
             "recipe": "NAS-Bench-201 (Dong & Yang, ICLR 2020) Table 1 / 200E.config",
-            "train_settings": {"epochs_full": st["epochs"], "batch_size": ts.batch_size, "optimizer": "sgd",
-                               "nesterov": ts.nesterov, "momentum": ts.momentum, "lr": ts.lr,
-                               "schedule": "cosine to 0 per iteration", "weight_decay": ts.weight_decay,
-                               "augment": ts.augment, "amp": ts.amp, "device": ts.device},
+            "train_settings": self.train_provenance(
+                ("batch_size", "optimizer", "nesterov", "momentum", "lr", "schedule", "weight_decay", "augment",
+                 "amp", "device"), fixed={"schedule": "cosine to 0 per iteration"}),
             "network": {"channels": st["channels"], "cells_per_stage": st["cells_per_stage"], "num_classes": 10},
             "normalisation": {"mean": list(NB201_MEAN), "std": list(NB201_STD)},
-            "data": {"n_train": st["n_train"], "n_val": st["n_val"], "n_test": st["n_test"],
-                     "data_seed": st["data_seed"]},
+            "data": self.pick_settings(("n_train", "n_val", "n_test", "data_seed")),
+            # loaded by the first evaluation anyway; here so the hash is always recorded
+            **self.data_provenance(self.splits()),
         }
-        splits = self.splits()  # loaded by the first evaluation anyway; here so the hash is always recorded
-        prov.update({"data_sha256": splits.sha256, "data_source": splits.source, "split": splits.scheme,
-                     "split_meta": dict(splits.meta)})
-        return prov
