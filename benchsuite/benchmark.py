@@ -131,6 +131,7 @@ class Benchmark(ABC):
     description: ClassVar[str] = ""
     kind: ClassVar[str] = "synthetic"
     settings_spec: ClassVar[dict[str, Setting]] = {}
+    test_settings: ClassVar[dict[str, Any]] = {}  # small, quick settings for check_benchmark
     requirements: ClassVar[Requirements] = Requirements()
 
     space: SearchSpace

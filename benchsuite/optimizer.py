@@ -106,6 +106,7 @@ class Optimizer(ABC):
     description: ClassVar[str] = ""
     supports: ClassVar[Capabilities] = Capabilities()
     settings_spec: ClassVar[dict[str, Setting]] = {}
+    test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, **settings: Any):

@@ -19,6 +19,11 @@ plugin on a small benchmark with 1 and 3 asynchronous workers and checks that
 * failed trials (a benchmark that raises every fourth evaluation) do not break it.
 
 The small benchmarks used here are defined in this module and are not registered.
+
+``check_benchmark(MyBenchmark)`` is the kit for benchmarks: it builds the benchmark with its
+``test_settings`` and checks its space (sampling, validation, keys, JSON round trip), its
+evaluations (at low and full fidelity), seeded determinism, ``test_loss``, ``describe`` and
+``provenance``. A benchmark whose data files are absent is skipped, with the file named.
 """
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from .benchmark import Benchmark, Fidelity, Result
+from . import data as _data
+from .benchmark import BENCHMARK_KINDS, Benchmark, Fidelity, Result
 from .errors import InvalidConfigError, TrialFailure
 from .optimizer import Optimizer, Suggestion, Trial
 from .registry import make_benchmark
@@ -225,8 +231,11 @@ def _run_recorded(optimizer_cls: type[Optimizer], bench: Benchmark, settings: Ma
 
 def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] | None = None,
                     budget: int = 12, workers: Sequence[int] = (1, 3), seed: int = 0) -> ConformanceReport:
-    """Check a plugin's contract on small benchmarks of every kind it claims; raises AssertionError."""
-    settings = dict(settings or {})
+    """Check a plugin's contract on small benchmarks of every kind it claims; raises AssertionError.
+
+    ``settings`` default to the plugin's ``test_settings`` (small settings for quick checks).
+    """
+    settings = dict(optimizer_cls.test_settings if settings is None else settings)
     assert optimizer_cls.name, f"{optimizer_cls.__name__} needs a non-empty `name`"
     assert optimizer_cls.description, f"{optimizer_cls.__name__} needs a one-line `description`"
     benches = conformance_benchmarks(optimizer_cls)
@@ -267,4 +276,138 @@ def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] 
         _, rows = _run_recorded(optimizer_cls, failing, settings, seed, budget, 1)
         n_failed = sum(r["status"] == "failed" for r in rows)
         assert n_failed == budget // 4, f"{optimizer_cls.name} on {label}: failed trials were not recorded"
+    return report
+
+
+# -- benchmarks ------------------------------------------------------------------------------------
+# a required data file that another file can stand in for (CIFAR-10: source "auto" reads the
+# JPEG archive when the official batches are absent; benchsuite/datasets.py load_cifar10)
+_ALTERNATIVES = {"cifar10/cifar-10-python.tar.gz": ("cifar10_jpeg/cifar10_jpgs.tar.gz",)}
+DETERMINISTIC_KINDS = ("synthetic", "tabular", "surrogate")  # same seed, same loss
+
+
+@dataclass
+class BenchmarkReport:
+    """What :func:`check_benchmark` did: the checks run, or why it skipped (a missing data file)."""
+
+    name: str
+    checked: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+
+def missing_data(benchmark_cls: type[Benchmark], settings: Mapping[str, Any] | None = None) -> str:
+    """Why ``benchmark_cls`` cannot run here (its first absent data file, named), or ''.
+
+    Looks in the directory the benchmark would read (its ``data_dir`` setting, else
+    ``$BENCHSUITE_DATA``, else the default ones) without downloading anything.
+    """
+    settings = dict(settings or {})
+    base = _data.data_dir(settings.get("data_dir") or None)
+    source = settings.get("source", "auto")
+    for name in benchmark_cls.requirements.data:
+        options = (name,) + (_ALTERNATIVES.get(name, ()) if source != "official" else ())
+        if not any((base / n).exists() for n in options):
+            return (f"benchmark {benchmark_cls.name!r} needs data file {name!r}, absent from {base} "
+                    f"(set {_data.ENV_VAR} to the folder holding it; see `benchsuite describe {benchmark_cls.name}`)")
+    return ""
+
+
+def _check_result(where: str, r: Any) -> None:
+    assert isinstance(r, Result), f"{where}: evaluate returned {type(r).__name__}, not a Result"
+    cost = float(r.cost_s)
+    assert math.isfinite(cost) and cost >= 0, f"{where}: cost_s must be finite and >= 0, got {r.cost_s!r}"
+    if r.failed:
+        assert str(r.info.get("error", "")).strip(), f"{where}: a failed Result needs a reason in info['error']"
+    else:
+        assert isinstance(r.loss, (float, int, np.floating, np.integer)) and not isinstance(r.loss, bool), \
+            f"{where}: loss must be a float, got {type(r.loss).__name__}"
+        assert math.isfinite(float(r.loss)), f"{where}: loss {r.loss!r} is not finite (return Result.failure instead)"
+    json.dumps(dict(r.info), default=str)  # info goes into result files
+
+
+def check_benchmark(benchmark: type[Benchmark] | Benchmark, settings: Mapping[str, Any] | None = None,
+                    n_configs: int = 4, seed: int = 0) -> BenchmarkReport:
+    """Check a benchmark's contract (built with its ``test_settings`` overlaid with ``settings``).
+
+    Raises AssertionError (or the suite's error) on a breach; returns a report whose ``skipped``
+    says which data file is missing when the benchmark cannot run here.
+    """
+    if isinstance(benchmark, Benchmark):
+        assert settings is None, "pass settings with a class, not with a constructed benchmark"
+        cls, bench = type(benchmark), benchmark
+    else:
+        cls, bench = benchmark, None
+    assert cls.name, f"{cls.__name__} needs a non-empty `name`"
+    report = BenchmarkReport(cls.name)
+    assert cls.description, f"{cls.name}: needs a one-line `description`"
+    assert cls.kind in BENCHMARK_KINDS, f"{cls.name}: kind {cls.kind!r} is not one of {BENCHMARK_KINDS}"
+    full_settings = {**cls.test_settings, **dict(settings or {})}
+    if bench is None:
+        why = missing_data(cls, full_settings)
+        if why:
+            report.skipped = why
+            return report
+        bench = cls(**full_settings)
+    elif (why := missing_data(cls, bench.settings)):
+        report.skipped = why
+        return report
+    name = cls.name
+    bench.prepare()
+    space, fid = bench.space, bench.fidelity
+    assert isinstance(space, SearchSpace), f"{name}: `space` must be a SearchSpace, got {type(space).__name__}"
+
+    # the space: samples are valid, canonical, hashable, and survive the JSON round trip
+    rng = np.random.default_rng(seed)
+    configs = []
+    for _ in range(n_configs):
+        c = space.validate(space.sample(rng))
+        k = space.key(c)
+        assert isinstance(k, Hashable) and hash(k) is not None, f"{name}: key() must be hashable"
+        assert space.key(space.validate(c)) == k, f"{name}: validate() is not idempotent (key changed)"
+        text = space.to_json(c)
+        assert isinstance(text, str), f"{name}: to_json must return a string"
+        json.loads(text)
+        back = space.validate(space.from_json(text))
+        assert space.key(back) == k, f"{name}: from_json(to_json(c)) is not c ({text})"
+        configs.append(c)
+    again = np.random.default_rng(seed)
+    assert [space.key(space.validate(space.sample(again))) for _ in configs] == [space.key(c) for c in configs], \
+        f"{name}: space.sample is not reproducible from the Generator"
+    for nb in space.neighbours(configs[0])[:3]:
+        space.validate(nb)
+    report.checked.append("space")
+
+    # evaluations: at full fidelity, and at the low end of the axis when there is one
+    c = configs[0]
+    r_full = bench.evaluate(c, None, seed=0)
+    _check_result(f"{name}: evaluate at full fidelity", r_full)
+    report.checked.append("evaluate")
+    if fid is not None:
+        assert fid.full is not None and fid.validate(fid.full) == fid.full, f"{name}: full fidelity is not valid"
+        low = fid.values[0] if fid.values else fid.low
+        _check_result(f"{name}: evaluate at fidelity {low}", bench.evaluate(c, fid.validate(low), seed=0))
+        if cls.kind != "live":  # an explicit full fidelity means the same as None (one training is enough)
+            r = bench.evaluate(c, fid.full, seed=0)
+            _check_result(f"{name}: evaluate at fidelity {fid.full}", r)
+            if cls.kind in DETERMINISTIC_KINDS and not r.failed and not r_full.failed:
+                assert math.isclose(r.loss, r_full.loss, rel_tol=1e-9, abs_tol=1e-12), \
+                    f"{name}: fidelity {fid.full} (full) and None gave different losses"
+        report.checked.append("fidelity")
+    if cls.kind in DETERMINISTIC_KINDS:
+        for cc in configs[:2]:
+            a, b = bench.evaluate(cc, None, seed=3), bench.evaluate(cc, None, seed=3)
+            assert a.failed == b.failed and (a.failed or a.loss == b.loss), \
+                f"{name}: the same configuration and seed gave losses {a.loss} and {b.loss}"
+        report.checked.append("determinism")
+
+    t = bench.test_loss(c)
+    assert isinstance(t, (float, int, np.floating, np.integer)) and not isinstance(t, bool), \
+        f"{name}: test_loss must return a float, got {type(t).__name__}"
+    report.checked.append("test_loss")
+    text = bench.describe()
+    assert isinstance(text, str) and name in text, f"{name}: describe() must return text naming the benchmark"
+    prov = bench.provenance()
+    assert isinstance(prov, Mapping), f"{name}: provenance() must return a dict"
+    json.dumps(dict(prov), default=str)
+    report.checked.append("describe/provenance")
     return report

@@ -77,6 +77,8 @@ class BOCS(Optimizer):
     name = "bocs"
     description = "BOCS-SA: horseshoe sparse Bayesian regression on 2nd-order interactions, Thompson sampling + SA"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"n_init": 4, "gibbs_burnin": 30, "gibbs_steps": 3, "sa_steps": 40}
     settings_spec = {
         "n_init": Setting(20, "random configurations before the model is used (combo.txt Sec. 4: 20)"),
         "order": Setting(2, "highest order of interaction features (BOCS / combo.txt: 2)"),

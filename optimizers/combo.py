@@ -84,6 +84,8 @@ class Combo(Optimizer):
     name = "combo"
     description = "COMBO: GP with ARD diffusion kernel on the graph Cartesian product, horseshoe priors, slice sampling, EI"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"n_init": 4, "n_burn": 5, "n_samples": 2, "n_random": 300, "n_spray": 5, "n_ascent": 4}
     settings_spec = {
         "n_init": Setting(20, "random initial points before the model is used (combo.txt Sec. 4: 20 random "
                               "initial points in every experiment)"),

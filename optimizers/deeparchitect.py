@@ -320,6 +320,7 @@ class DASMBO(_DASearcher):
     name = "da_smbo"
     description = "DeepArchitect SMBO: ridge surrogate on hashed architecture features, best of 512 samples"
     needs = ("walk", "features")
+    test_settings = {"n_samples": 64}  # small: quick conformance checks
     settings_spec = {
         "n_samples": Setting(SMBO_SAMPLES, "random architectures scored per ask (Sec. 7.2: 512)", type=int),
         "exploration_prob": Setting(SMBO_EXPLORATION_PROB, "probability of a random architecture (Sec. 7.2: 0.1)",
@@ -435,6 +436,7 @@ class DAEvolution(_DASearcher):
 
     name = "da_evolution"
     description = "DeepArchitect regularized evolution: population 100, tournament 25, one-value mutation"
+    test_settings = {"population_size": 5, "sample_size": 3}  # small: quick conformance checks
     settings_spec = {
         "population_size": Setting(POPULATION, "population size P (deeparchitect.txt Sec. 7.2: 100)", type=int),
         "sample_size": Setting(TOURNAMENT, "tournament sample size S (Sec. 7.2: 25)", type=int),

@@ -151,6 +151,10 @@ class DNGO(Optimizer):
     description = ("DNGO: 3x50 tanh net + Bayesian linear regression on its basis, quadratic prior mean, "
                    "slice-sampled hyperparameters, EI; linear in n (dngo.txt)")
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"n_init": 3, "n_units": 8, "n_layers": 2, "epochs": 2, "min_steps": 30, "n_samples": 2,
+                     "n_burn": 3, "n_burn_later": 1, "n_candidates": 64, "n_spray": 8, "n_starts": 1,
+                     "maxiter": 3, "n_fantasies": 2}
     settings_spec = {
         "n_init": Setting(3, "initial Latin-hypercube design size (ours, as gp_ei: RoBO's n_init=3)"),
         "n_layers": Setting(3, "hidden tanh layers (paper Sec. 3.1.1)"),

@@ -32,6 +32,10 @@ class EntropySearchOptimizer(Optimizer):
     name = "entropy_search"
     description = "GP (Matern-5/2 ARD, emcee) + Hennig-Schuler entropy search, Monte Carlo p_min"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"burnin": 5, "chain_length": 3, "n_representers": 10, "n_pmin_samples": 32,
+                     "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
+                     "n_local": 8}
     settings_spec = {
         "n_init": Setting(3, "initial Latin-hypercube design size (RoBO default n_init=3)"),
         **MCMC_SETTINGS,

@@ -42,6 +42,10 @@ class Fabolas(CostAwareES):
     name = "fabolas"
     description = "Fabolas: GP over (x, subset size s), entropy search about the s=1 minimum per unit cost"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="requires", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"burnin": 5, "chain_length": 3, "n_representers": 10, "n_pmin_samples": 32,
+                     "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
+                     "n_local": 8, "n_init": 3, "overhead_in_cost": False}
     settings_spec = {
         "n_init": Setting(10, "initial design size k (fabolas.txt Sec. 3.3: k = 10)"),
         "init_subsets": Setting((1 / 64, 1 / 32, 1 / 16, 1 / 8),

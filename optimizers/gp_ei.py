@@ -38,6 +38,9 @@ class GPEI(Optimizer):
     name = "gp_ei"
     description = "GP (Matern-5/2 ARD, emcee hyperparameters) + expected improvement, Spearmint style"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"burnin": 5, "chain_length": 3, "n_init": 3, "n_candidates": 64, "n_spray": 16,
+                     "n_starts": 1, "maxiter": 5}
     settings_spec = {
         "n_init": Setting(3, "initial Latin-hypercube design size (RoBO bayesian_optimization default n_init=3)"),
         **MCMC_SETTINGS,

@@ -33,6 +33,10 @@ class MTBO(CostAwareES):
     name = "mtbo"
     description = "multi-task BO: auxiliary task s=1/4 + main task s=1, entropy search per unit cost"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="requires", parallel=True)
+    # small settings for quick conformance checks (tests/test_every_plugin.py)
+    test_settings = {"burnin": 5, "chain_length": 3, "n_representers": 10, "n_pmin_samples": 32,
+                     "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
+                     "n_local": 8, "n_init": 3, "overhead_in_cost": False}
     settings_spec = {
         "aux_fraction": Setting(0.25, "auxiliary task's subset fraction (fabolas.txt Sec. 4.1: 1/4 worked best)"),
         "n_init": Setting(10, "initial random configurations on the auxiliary task (our choice, Fabolas' k; "

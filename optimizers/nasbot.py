@@ -368,6 +368,7 @@ class NASBOT(_EvolutionBase):
 
     name = "nasbot"
     description = "NASBOT: GP-EI over network architectures with the OTMANN kernel, EI maximised by an EA"
+    test_settings = {"hp_samples": 300}  # small: quick conformance checks
     settings_spec = dict(
         _COMMON_SETTINGS,
         hp_samples=Setting(0, "hyperparameter draws weighted by exp(lml); 0 = min(1e5, max(500, 400 p)) "

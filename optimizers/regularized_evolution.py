@@ -31,6 +31,7 @@ class RegularizedEvolution(Optimizer):
     description = "regularized (aging) evolution with tournament selection (Real et al. 2019)"
     supports = Capabilities(spaces={"discrete", "architecture"}, fidelity="ignores",
                             parallel=True)
+    test_settings = {"population_size": 4, "sample_size": 2}  # small: quick conformance checks
     settings_spec = {
         "population_size": Setting(50, "population size P (COMBO Supp. 4.4.4 / authors' code: 50)"),
         "sample_size": Setting(15, "tournament sample size S (COMBO Supp. 4.4.4 / authors' code: 15)"),

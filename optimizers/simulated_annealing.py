@@ -30,6 +30,7 @@ class SimulatedAnnealing(Optimizer):
     name = "simulated_annealing"
     description = "simulated annealing over one-variable moves, geometric cooling (COMBO's SA baseline)"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    test_settings = {"n_init": 3}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random configurations before the walk starts at the best (combo.txt Sec. 4: 20)"),
         "t_max": Setting(1.0, "initial temperature, in units of the initial losses' standard deviation"),

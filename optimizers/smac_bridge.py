@@ -38,6 +38,7 @@ class SMAC(Optimizer):
     name = "smac"
     description = "SMAC3 random-forest SMBO via ask/tell (optional extra: pip install 'benchsuite[smac]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)"),
         "facade": Setting("hpo", "SMAC facade: hpo (random forest) or bb (Gaussian process)", choices=("hpo", "bb")),

@@ -30,6 +30,7 @@ class TPE(Optimizer):
     name = "tpe"
     description = "Optuna TPE (tree-structured Parzen estimator) via ask/tell (optional extra: pip install 'benchsuite[tpe]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)"),
         "n_ei_candidates": Setting(24, "candidates drawn from l(x) per suggestion (Optuna/hyperopt default 24)"),

@@ -116,6 +116,9 @@ class ComboNas(LiveTrainingBenchmark):
     description = ("COMBO's NAS cell: 31 binaries (5 states x 2 type bits + 21 edges), CIFAR-10 validation "
                    "error + 0.02 * FLOPs / max FLOPs, trained live (combo.txt Sec. 4.4)")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"channels": 4, "n_train": 300, "n_val": 200, "n_test": 100, "epochs": 2, "n_repeats": 1,
+                     "test_eval": False, "device": "cpu", "threads": 1}
     settings_spec = {
         **CIFAR_SETTINGS,
         "channels": Setting(CHANNELS, "channels of the first cell (paper: 16; then 32, 64)", type=int),

@@ -99,6 +99,10 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
     description = ("DeepArchitect search space (nasbench, nasnet, flat, genetic or nb201) trained live on "
                    "CIFAR-10 with the paper's search recipe (Adam 1e-3, 25 epochs); validation error, seconds")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"space": "genetic", "space_options": {"filters_per_stage": [4, 8, 8], "fc_units": 16},
+                     "n_train": 128, "n_val": 64, "n_test": 64, "epochs": 2, "batch_size": 64,
+                     "test_eval": False, "device": "cpu", "threads": 1}
     settings_spec = {
         "space": Setting("genetic", "search space of deeparchitect.txt Sec. 7.1 (Genetic: the space of "
                                     "the searcher experiments, Sec. 7.2)", type=str, choices=SPACE_NAMES),

@@ -77,6 +77,8 @@ class LogregMnist(Benchmark):
                    "(Snoek et al. 2012 Sec. 4.2 / HPOlib; dngo.txt Table 1); loss = validation error")
     kind = "live"
     requirements = Requirements(data=MNIST_FILES, gpu="optional")
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"n_train": 500, "n_val": 200, "epochs_factor": 0.002, "device": "cpu", "threads": 1}
     settings_spec = {
         "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data", type=str),
         "n_train": Setting(50000, "training images drawn from the official training set (the usual "

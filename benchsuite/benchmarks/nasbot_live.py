@@ -178,6 +178,10 @@ class _NasbotMLP(_NasbotLive):
 
     net_kind = "mlp"
     dataset: ClassVar[str] = ""
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"iterations": 30, "eval_every": 10, "n_train": 600, "n_val": 300, "lr": 0.01,
+                     "max_num_layers": 10, "max_num_units_per_layer": 32, "test_eval": False, "device": "cpu",
+                     "threads": 1}
     settings_spec = {
         "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data or "
                                 "~/.cache/benchsuite/data", type=str),
@@ -268,6 +272,10 @@ class NasbotCnnCifar10(_NasbotLive):
     description = ("NASBOT layer-graph CNN on CIFAR-10 (40k/10k/10k), SGD momentum, 60K iterations of 32 images; "
                    "validation error; live")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"iterations": 20, "eval_every": 10, "batch_size": 16, "n_train": 200, "n_val": 100,
+                     "n_test": 100, "max_num_layers": 10, "max_num_units_per_layer": 16, "test_eval": False,
+                     "device": "cpu", "threads": 1}
     settings_spec = {
         **CIFAR_SETTINGS,
         "iterations": Setting(CNN_ITERATIONS, "SGD iterations at full fidelity (nasbot.txt Sec. 5: 60K)", type=int),

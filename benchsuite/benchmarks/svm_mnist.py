@@ -168,6 +168,8 @@ class SvmMnistLive(Benchmark):
                    "fidelity s = fraction of a 5,000-image pool (fabolas.txt Sec. 4.1)")
     kind = "live"
     requirements = Requirements(data=MNIST_FILES, gpu="no")
+    # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
+    test_settings = {"pool_size": 300, "n_val": 200, "n_test": 200}
     settings_spec = {
         **_DATA_SETTING,
         "pool_size": Setting(POOL_SIZE, "training pool size (the table uses 5000)"),
