@@ -37,9 +37,6 @@ __all__ = ["load_results", "plot", "run"]
 
 PathLike = str | os.PathLike
 AXES = ("evaluations", "time")
-# columns every row of a complete result file has a value in (loss is empty for some failed trials)
-_NON_EMPTY = ("trial", "worker", "status", "config", "ask_time", "start_time", "end_time", "told_time", "cost_s",
-              "info")
 
 
 def _benchmark(benchmark: str | type[Benchmark] | Benchmark, settings: Mapping[str, Any] | None) -> Benchmark:
@@ -144,57 +141,22 @@ def _one_line(exc: BaseException) -> str:
 
 def _load_checked(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One result file as :func:`analysis.load_runs` frames it (attrs moved out: pandas deep-copies them
-    on every operation) and its provenance; a truncated or malformed file is a DataError."""
-    import json
-
+    on every operation) and its provenance; a truncated or malformed file is a DataError naming it (the
+    checks are :func:`benchsuite.results.load_result`'s, which every reader shares)."""
     import pandas as pd
 
     from analysis.load import load_runs
 
-    from .results import COLUMNS
-
-    try:
-        with open(path, "rb") as fh:  # every complete file ends with a newline; one cut mid-row does not
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(size - 1, 0))
-            last = fh.read(1)
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the result file ({exc.strerror})") from None
-    if size and last != b"\n":
-        raise DataError(f"{path}: truncated result file, its last row is incomplete")
     try:
         df = load_runs([path])
     except BenchsuiteError as exc:
         msg = str(exc)
         raise DataError(msg if str(path) in msg else f"{path}: {msg}") from None
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, pd.errors.ParserError) as exc:
+        # load_runs reads the run's labels (seed, repetition, optimum) from the provenance
         raise DataError(f"{path}: not a readable benchsuite result file ({_one_line(exc)})") from None
-    missing = [c for c in COLUMNS if c not in df.columns]
-    if missing:
-        raise DataError(f"{path}: malformed result file, column(s) {', '.join(missing)} missing")
     (prov,) = df.attrs["provenance"]
     df.attrs = {}
-    expected = prov.get("n_trials")
-    if expected is not None and int(expected) != len(df):
-        raise DataError(f"{path}: truncated result file, its header records {expected} trials but it has "
-                        f"{len(df)} rows")
-    for col in _NON_EMPTY:
-        bad = df[col].isna().to_numpy()
-        if bad.any():
-            raise DataError(f"{path}: malformed result file, column {col!r} is empty in the row of trial "
-                            f"{df['trial'].iloc[int(bad.argmax())]}")
-    bad_status = ~df["status"].isin(("ok", "failed"))
-    if bad_status.any():
-        raise DataError(f"{path}: malformed result file, status {df['status'][bad_status].iloc[0]!r} "
-                        "is neither 'ok' nor 'failed'")
-    for trial, info in zip(df["trial"], df["info"]):
-        try:
-            ok = isinstance(json.loads(info), dict)
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise DataError(f"{path}: malformed result file, the info of trial {trial} is not a JSON object")
     return df, prov
 
 

@@ -1,22 +1,76 @@
 """The ``benchsuite`` command line: run, list, describe (workflow and protocols: cli_workflow.py).
 
 Errors a user can cause print one line and exit with status 2; no traceback, and no
-partial result file (results are written atomically once a run completes).
+partial result file (results are written atomically once a run completes). argparse's
+errors are one line too; the output path is probed before the run starts
+(:func:`benchsuite.results.check_writable`). A plugin that raises gives one line naming it
+and the method (``optimizer 'x' raised in ask(): ...``); its traceback goes to
+``<out>.traceback.log`` next to the result file (a temporary file for ``evaluate``), whose
+path the line ends with.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 import time
+import traceback
+from pathlib import Path
 from collections.abc import Sequence
 
-from .errors import BenchsuiteError
+from .errors import BenchsuiteError, PluginError, one_line
 
 EXIT_USAGE = 2
+# the methods a plugin's traceback is attributed to (the outermost one the suite called)
+PLUGIN_METHODS = ("setup", "prepare", "ask", "tell", "recommend", "test_loss", "evaluate", "check_supports")
+
+
+class UsageError(BenchsuiteError):
+    """A command line argparse rejects (unknown option, missing argument, a value of the wrong type)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line (argparse prints the usage block and the error: two lines or more)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _int_in(low: int, high: int, what: str):
+    """An argparse type: an integer in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be in {low}..{high}, got {value}")
+        return value
+    return parse
+
+
+def _finite_float():
+    """An argparse type: a finite float (nan and inf would make a run stop at once or never)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        return value
+    return parse
+
+
+# seeds are hashed into numpy SeedSequences; 2**63 - 1 keeps them within a signed 64-bit column
+_SEED = _int_in(0, 2**63 - 1, "a seed")
+# one worker slot is a few list entries; beyond a million a typo, not an experiment
+_WORKERS = _int_in(1, 1_000_000, "the number of workers")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="benchsuite",
         description="Reproducible benchmarks for Bayesian optimisation and NAS.",
         epilog="Examples:\n  benchsuite list\n  benchsuite describe branin\n"
@@ -31,10 +85,12 @@ def _parser() -> argparse.ArgumentParser:
                                    "writes one CSV result file (first line: JSON provenance).")
     r.add_argument("--benchmark", "-b", required=True, help="benchmark name (see `benchsuite list`)")
     r.add_argument("--optimizer", "-o", required=True, help="optimizer name (see `benchsuite list`)")
-    r.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    r.add_argument("--budget-evals", type=int, metavar="N", help="stop starting trials after N evaluations")
-    r.add_argument("--budget-seconds", type=float, metavar="T", help="stop starting trials at simulated time T")
-    r.add_argument("--workers", type=int, default=1, help="asynchronous parallel workers (default 1)")
+    r.add_argument("--seed", type=_SEED, default=0, help="run seed (default 0)")
+    r.add_argument("--budget-evals", type=_int_in(-2**63, 2**63 - 1, "the budget"), metavar="N",
+                   help="stop starting trials after N evaluations")
+    r.add_argument("--budget-seconds", type=_finite_float(), metavar="T",
+                   help="stop starting trials at simulated time T")
+    r.add_argument("--workers", type=_WORKERS, default=1, help="asynchronous parallel workers (default 1)")
     r.add_argument("--out", required=True, help="result file to write (CSV)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
                    help="optimizer setting (repeatable); see `benchsuite describe OPTIMIZER`")
@@ -50,8 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
     e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\', or a string the space '
                         'accepts as it is (a NAS-Bench-201 architecture string \'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|\')')
-    e.add_argument("--fidelity", type=float, help="fidelity value (default: full)")
-    e.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    e.add_argument("--fidelity", type=_finite_float(), help="fidelity value (default: full)")
+    e.add_argument("--seed", type=_SEED, default=0, help="evaluation seed (default 0)")
     e.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
                    help="benchmark setting (repeatable)")
 
@@ -63,7 +119,86 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_workflow import add_workflow_parsers
 
     add_workflow_parsers(sub)
+    from .cli_check import add_parser as add_check_parser
+
+    add_check_parser(sub)
     return p
+
+
+# -- a plugin that raises: one line naming it and the method, the traceback in a log file --
+def _log_next_to(out: Path) -> Path:
+    """Where a run's traceback goes: next to its result file (the name shortened to fit NAME_MAX)."""
+    name = out.name if len(os.fsencode(out.name)) <= 240 else out.name[:200]
+    return out.with_name(name + ".traceback.log")
+
+
+def _log_in_tmp() -> Path:
+    """Where a traceback goes when a command writes no file: a new file in the temporary directory."""
+    import tempfile
+
+    fd, name = tempfile.mkstemp(prefix="benchsuite-traceback-", suffix=".log")
+    os.close(fd)
+    return Path(name)
+
+
+def _culprit(exc: BaseException) -> tuple[str, str] | None:
+    """(plugin, method) of the outermost plugin method in ``exc``'s traceback, or None if no plugin is in it."""
+    from .benchmark import Benchmark
+    from .optimizer import Optimizer
+
+    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)]
+    found = None
+    for frame in frames:
+        obj = frame.f_locals.get("self")
+        if isinstance(obj, (Optimizer, Benchmark)):
+            kind = "optimizer" if isinstance(obj, Optimizer) else "benchmark"
+            here = (f"{kind} {getattr(obj, 'name', '') or type(obj).__name__!r}", frame.f_code.co_name)
+            if frame.f_code.co_name in PLUGIN_METHODS:
+                return here
+            found = found or here
+    return found
+
+
+class _plugin_errors:
+    """Turn an exception from plugin code (anything but the suite's own errors) into one PluginError line.
+
+    The line names the plugin and its method (``optimizer 'x' raised in ask``) and the log file
+    the full traceback was written to; an exception no plugin frame is in still gives one line,
+    naming the run it happened in."""
+
+    def __init__(self, context: str, log: Path | None):  # log None: a new file in the temporary directory
+        self.context, self.log = context, log
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ, exc, tb) -> bool:
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, BenchsuiteError):
+            return False
+        if isinstance(exc, RecursionError):
+            return False  # main() reports it as input nested too deeply
+        where = _culprit(exc)
+        log = self._write(exc, where)
+        brief = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        if len(brief) > 300:
+            brief = brief[:297] + "..."
+        shown = f"traceback in {log}" if log is not None else "no traceback log could be written"
+        if where is not None:
+            plugin, method = where
+            raise PluginError(f"{plugin} raised in {method}(): {brief} ({shown})") from None
+        raise PluginError(f"unexpected error in the run of {self.context}: {brief} ({shown})") from None
+
+    def _write(self, exc: BaseException, where: tuple[str, str] | None) -> Path | None:
+        head = f"benchsuite {' '.join(sys.argv[1:])}\n" + (f"{where[0]} raised in {where[1]}()\n" if where else "")
+        text = head + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        for target in (self.log, None):
+            try:
+                path = target if target is not None else _log_in_tmp()
+                path.write_text(text, encoding="utf-8", errors="backslashreplace")
+                return path
+            except OSError:
+                continue
+        return None
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -75,7 +210,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = check_writable(args.out)
     check_budget(args.budget_evals, args.budget_seconds)
     opt_cls = registry.get_optimizer(args.optimizer)
-    bench = registry.make_benchmark(args.benchmark, parse_assignments(args.benchmark_settings))
+    bench_settings = parse_assignments(args.benchmark_settings)
+    with _plugin_errors(f"benchmark {args.benchmark!r}", _log_next_to(out)):
+        bench = registry.make_benchmark(args.benchmark, bench_settings)
     opt_settings = parse_assignments(args.settings)
     meta = parse_assignments(args.meta)
 
@@ -107,13 +244,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
 
     try:
-        output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
-                     budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
-                     include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None)
+        with _plugin_errors(f"optimizer {args.optimizer!r} on benchmark {args.benchmark!r}", _log_next_to(out)):
+            output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
+                         budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
+                         include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None)
     finally:
         for bar in bars:
             bar.close()
     write_result(out, output.rows, output.provenance)
+    try:  # a failed earlier attempt's traceback no longer applies
+        _log_next_to(out).unlink(missing_ok=True)
+    except OSError:
+        pass
     best = min((r["incumbent_test_loss"] for r in output.rows if r["incumbent_test_loss"] is not None), default=None)
     if not args.quiet:
         print(f"wrote {out} ({len(output.rows)} trials; final incumbent test loss {best})", file=sys.stderr)
@@ -127,7 +269,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import InvalidConfigError
     from .settings import parse_assignments
 
-    bench = registry.make_benchmark(args.benchmark, parse_assignments(args.benchmark_settings))
+    settings = parse_assignments(args.benchmark_settings)
+    with _plugin_errors(f"benchmark {args.benchmark!r}", None):
+        bench = registry.make_benchmark(args.benchmark, settings)
     try:
         raw = json.loads(args.config)
     except json.JSONDecodeError as exc:
@@ -139,9 +283,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
                                      f"{args.benchmark!r} accepts ({why})") from None
     else:
         config, fidelity = bench.check(raw, args.fidelity)
-    result = bench.evaluate(config, fidelity, seed=args.seed)
-    print(json.dumps({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed,
-                      "info": dict(result.info)}, default=str))
+    with _plugin_errors(f"benchmark {args.benchmark!r}", None):
+        result = bench.evaluate(config, fidelity, seed=args.seed)
+    from .results import to_json
+
+    print(to_json({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed, "info": dict(result.info)}))
     return 0
 
 
@@ -170,45 +316,67 @@ def _cmd_describe(name: str) -> int:
     return 0
 
 
+def _say(message: object) -> None:
+    """Print ``benchsuite: error: MESSAGE`` on one line of stderr, whatever characters it holds."""
+    line = f"benchsuite: error: {one_line(message)}\n"
+    enc = getattr(sys.stderr, "encoding", None) or "utf-8"
+    sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace"))
+    sys.stderr.flush()
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    if args.command == "check":
+        from .cli_check import main as check_main
+
+        return check_main(args)
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "evaluate":
+        return _cmd_evaluate(args)
+    if args.command == "list":
+        return _cmd_list()
+    if args.command == "describe":
+        return _cmd_describe(args.name)
+    # -- workflow subcommands: benchsuite/cli_workflow.py --
+    from .cli_workflow import run_workflow_command
+
+    code = run_workflow_command(args)
+    if code is not None:
+        return code
+    parser.print_help()
+    return EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchsuite`` console script."""
-    parser = _parser()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["workflow"]:
-        # `benchsuite workflow`: the options it does not know are Snakemake's (benchsuite/cli_workflow.py)
-        from .cli_workflow import split_workflow_argv
-
-        ours, snakemake_args = split_workflow_argv(argv[1:])
-        args = parser.parse_args(["workflow", *ours])
-        args.snakemake_args = snakemake_args
-    else:
-        args = parser.parse_args(argv)
     try:
-        if args.command == "run":
-            return _cmd_run(args)
-        if args.command == "evaluate":
-            return _cmd_evaluate(args)
-        if args.command == "list":
-            return _cmd_list()
-        if args.command == "describe":
-            return _cmd_describe(args.name)
-        # -- workflow subcommands: benchsuite/cli_workflow.py --
-        from .cli_workflow import run_workflow_command
+        parser = _parser()
+        if argv[:1] == ["workflow"]:
+            # `benchsuite workflow`: the options it does not know are Snakemake's (benchsuite/cli_workflow.py)
+            from .cli_workflow import split_workflow_argv
 
-        code = run_workflow_command(args)
-        if code is not None:
-            return code
-        parser.print_help()
-        return EXIT_USAGE
+            ours, snakemake_args = split_workflow_argv(argv[1:])
+            args = parser.parse_args(["workflow", *ours])
+            args.snakemake_args = snakemake_args
+        else:
+            args = parser.parse_args(argv)
+        return _dispatch(parser, args)
     except BenchsuiteError as exc:
-        print(f"benchsuite: error: {exc}", file=sys.stderr)
+        _say(exc)
+        return EXIT_USAGE
+    except RecursionError:
+        _say("an input (a --config, a --set value, a protocol) is nested too deeply to read")
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help, or a library that exits
+        if isinstance(exc.code, int) or exc.code is None:
+            return exc.code or 0
+        _say(exc.code)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("benchsuite: interrupted; no result file was written", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 

@@ -6,6 +6,11 @@ catch the whole family and tests can assert the precise kind.
 from __future__ import annotations
 
 
+def one_line(message: object) -> str:
+    """``message`` as one line: every run of whitespace (newlines of YAML or plugin errors) as one space."""
+    return " ".join(str(message).split())
+
+
 class BenchsuiteError(Exception):
     """Base of every error a user can cause (bad name, bad value, missing data)."""
 

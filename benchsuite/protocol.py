@@ -532,18 +532,80 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
                     resources, description.strip(), paper, skipped, text)
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a mapping with the same key twice (PyYAML keeps the last)."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    # keys written in this mapping only: a merge (`<<: *base`) may be overridden, as YAML intends
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: the base constructor reports it
+            continue
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def yaml_error_line(exc: yaml.YAMLError) -> str:
+    """A YAML error as one line: where (line, column) and what, without PyYAML's multi-line excerpt."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    what = problem or str(exc)
+    if problem and "'\\t'" in problem:
+        what = "found a tab character; YAML indents with spaces, never tabs"
+    elif problem and "could not determine a constructor" in problem:
+        what = f"{problem} (only plain YAML is read: no !!python or other tags)"
+    text = where + (f"{context}, {what}" if context and problem else what)
+    return " ".join(text.split())
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """Parse YAML text strictly (safe tags only, no duplicate keys); errors are one line naming ``where``."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ProtocolError(f"{where}: not valid YAML ({yaml_error_line(exc)})") from None
+    except RecursionError:
+        raise ProtocolError(f"{where}: nested too deeply to read") from None
+
+
+def _read_text(p: Path, what: str) -> str:
+    try:
+        data = p.read_bytes()
+    except IsADirectoryError:
+        raise ProtocolError(f"{p}: is a directory, not {what}") from None
+    except OSError as exc:
+        raise ProtocolError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ProtocolError(f"{p}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+                            "save the file as UTF-8") from None
+
+
 def load_protocol(path: str | Path) -> Protocol:
     """Read and validate one protocol file."""
     p = Path(path)
+    text = _read_text(p, "the protocol")
+    raw = load_yaml(text, str(p))
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProtocolError(f"{p}: cannot read the protocol ({exc.strerror})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ProtocolError(f"{p}: not valid YAML ({exc})") from None
-    return parse_protocol(raw, str(p), text=text)
+        return parse_protocol(raw, str(p), text=text)
+    except RecursionError:
+        raise ProtocolError(f"{p}: nested too deeply to read") from None
 
 
 def protocol_files(directory: str | Path = "protocols") -> list[Path]:
@@ -560,12 +622,7 @@ def load_set(directory: str | Path = "protocols", known: Mapping[str, Protocol] 
     """The protocol names listed in ``default_set.yaml`` (key ``protocols``), checked against ``known``."""
     path = Path(directory) / SET_FILE
     c = _Checker(str(path))
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProtocolError(f"{path}: cannot read the default protocol set ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise ProtocolError(f"{path}: not valid YAML ({exc})") from None
+    raw = load_yaml(_read_text(path, "the default protocol set"), str(path))
     raw = c.keys("", raw, ("protocols",), required=("protocols",))
     names = raw["protocols"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 
 from .errors import InvalidSettingError
 
@@ -28,10 +27,14 @@ class Setting:
         """Convert ``value`` (maybe a string from the CLI) to this setting's type."""
         typ = self.type or (type(self.default) if self.default is not None else None)
         if isinstance(value, str) and typ is not str:
+            from .errors import ProtocolError
+            from .protocol import load_yaml  # the one strict YAML reader (no tags, no duplicate keys)
+
             try:
-                value = yaml.safe_load(value)
-            except yaml.YAMLError as exc:
-                raise InvalidSettingError(f"{owner}: setting {name}={value!r} is not a valid value ({exc})") from None
+                value = load_yaml(value, f"{owner}: setting {name}")
+            except ProtocolError as exc:
+                why = str(exc).split(": not valid YAML ", 1)[-1].strip("()")
+                raise InvalidSettingError(f"{owner}: setting {name}={value!r} is not a valid value ({why})") from None
         if typ is not None and value is not None:
             try:
                 if typ is bool and not isinstance(value, bool):
@@ -42,7 +45,7 @@ class Setting:
                     value = int(value)
                 elif typ in (tuple, list) and isinstance(value, (list, tuple)):
                     value = typ(value)
-                elif not isinstance(value, typ):
+                elif not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
                     raise ValueError(f"expected {typ.__name__}, got {type(value).__name__}")
             except ValueError as exc:
                 raise InvalidSettingError(f"{owner}: setting {name}={value!r}: {exc}") from None

@@ -212,10 +212,59 @@ class Table:
         except (OSError, KeyError, ValueError, json.JSONDecodeError) as exc:
             raise DataError(f"{where} is unreadable or incomplete ({type(exc).__name__}: {exc}); "
                             f"{_rebuild_hint(rebuild)}") from None
+        self._check(where, rebuild)
         self.axes: tuple[np.ndarray, ...] = tuple(self.arrays[n] for n in self.axis_names)
         self.fidelities = np.asarray(self.arrays[self.fidelity_name], dtype=float)
         self.n_seeds = self.arrays["n_seeds"].astype(np.int64)
         self.complete = bool(self.attrs.get("complete", True))
+
+    def _check(self, where: str, rebuild: str) -> None:
+        """The layout of the module docstring: every dataset there, of the right shape and kind, some loss filled."""
+        hint = _rebuild_hint(rebuild)
+
+        def bad(what: str) -> DataError:
+            return DataError(f"{where}: {what}; {hint}")
+
+        a = self.arrays
+        names = [*self.axis_names, self.fidelity_name, "n_seeds", *self.objective_names]
+        missing = [n for n in names if n not in a]
+        if missing:
+            raise bad(f"dataset(s) {', '.join(map(repr, missing))} missing")
+        for role, n in (("loss_objective", self.loss_name), ("cost_objective", self.cost_name)):
+            if n not in self.objective_names:
+                raise bad(f"{role} {n!r} is not one of its objectives {list(self.objective_names)}")
+        for n in self.axis_names:
+            if a[n].ndim != 1 or not len(a[n]):
+                raise bad(f"axis {n!r} has shape {a[n].shape}; an axis is a non-empty 1-D list of levels")
+        fid = a[self.fidelity_name]
+        if fid.ndim != 1 or not len(fid) or fid.dtype.kind not in "fiu" or not np.isfinite(fid).all():
+            raise bad(f"fidelity axis {self.fidelity_name!r} must be a non-empty 1-D list of finite numbers")
+        grid = tuple(len(a[n]) for n in self.axis_names) + (len(fid),)
+        seeds = None
+        for n in self.objective_names:
+            arr = a[n]
+            if arr.dtype.kind not in "fiu":
+                raise bad(f"objective {n!r} holds {arr.dtype} values, not numbers")
+            if arr.shape[:-1] != grid or arr.ndim != len(grid) + 1 or arr.shape[-1] < 1:
+                raise bad(f"objective {n!r} has shape {arr.shape}, expected {grid} + (seeds,) from its axes")
+            if seeds is not None and arr.shape[-1] != seeds:
+                raise bad(f"objective {n!r} has {arr.shape[-1]} seed replicates, the others {seeds}")
+            seeds = arr.shape[-1]
+        ns = a["n_seeds"]
+        if ns.shape != grid or ns.dtype.kind not in "iu":
+            raise bad(f"n_seeds has shape {ns.shape} and type {ns.dtype}, expected integers of shape {grid}")
+        if ns.size and (ns.min() < 0 or ns.max() > seeds):
+            raise bad(f"n_seeds holds values outside 0..{seeds}")
+        loss = a[self.loss_name]
+        if not np.isfinite(loss).any():
+            raise bad(f"its loss objective {self.loss_name!r} has no finite entry (all NaN or infinite)")
+        if self.test_name:
+            test = a.get(self.test_name)
+            if test is None:
+                raise bad(f"test loss dataset {self.test_name!r} missing")
+            if test.shape != grid[:-1] or test.dtype.kind not in "fiu":
+                raise bad(f"test loss {self.test_name!r} has shape {test.shape} and type {test.dtype}, "
+                          f"expected numbers of shape {grid[:-1]}")
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -260,13 +309,20 @@ def open_table(path: str | os.PathLike, task: str = "", rebuild: str = "") -> Ta
     p = Path(path)
     if not p.exists():
         raise DataError(f"table {p} is missing; {_rebuild_hint(rebuild)}, or pass the setting table=PATH")
+    if not p.is_file():
+        raise DataError(f"table {p} is not a file; pass the setting table=PATH of an HDF5 table file")
     st = p.stat()
     key = (str(p.resolve()), task, st.st_size, st.st_mtime_ns)
     if key not in _OPEN:
         digest = sha256_file(p)
         side = sidecar(p)
         if side.exists():
-            expected = side.read_text().split()[0] if side.read_text().strip() else ""
+            try:
+                recorded = side.read_text(encoding="utf-8", errors="replace").split()
+            except OSError as exc:
+                raise DataError(f"table {p}: cannot read its checksum file {side.name} ({exc.strerror or exc})") \
+                    from None
+            expected = recorded[0] if recorded else ""
             if digest != expected:
                 raise DataError(f"table {p} is corrupt: its sha256 {digest[:16]}... differs from the "
                                 f"{expected[:16]}... recorded in {side.name}; {_rebuild_hint(rebuild)} "
