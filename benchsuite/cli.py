@@ -6,7 +6,8 @@ errors are one line too; the output path is probed before the run starts
 (:func:`benchsuite.results.check_writable`). A plugin that raises gives one line naming it
 and the method (``optimizer 'x' raised in ask(): ...``); its traceback goes to
 ``<out>.traceback.log`` next to the result file (a temporary file for ``evaluate``), whose
-path the line ends with.
+path the line ends with. Two runs writing the same ``--out`` at once: the second refuses in
+one line naming the pid that holds ``<out>.lock`` (:class:`OutputLock`).
 """
 from __future__ import annotations
 
@@ -201,13 +202,177 @@ class _plugin_errors:
         return None
 
 
+# -- one writer per result file: <out>.lock next to it ---------------------------------------
+def _lock_next_to(out: Path) -> Path:
+    """The lock file of a result file (a long name shortened, with a checksum of the whole, to fit NAME_MAX)."""
+    import zlib
+
+    name = out.name
+    if len(os.fsencode(name)) > 240:
+        name = f"{name[:200]}.{zlib.crc32(os.fsencode(name)):08x}"
+    return out.with_name(name + ".lock")
+
+
+def judge_lock(raw: str, mtime: float, creating_s: float) -> tuple[bool, str | None]:
+    """(live, who) for a lock file's text: who is "pid N[ on host H][, started T]", None for one being created."""
+    import json
+    import socket
+
+    from .cli_workflow import _alive
+
+    try:
+        rec = json.loads(raw)
+        pid = int(rec["pid"])
+    except (ValueError, KeyError, TypeError):
+        # empty or cut: created with O_EXCL and not yet written, or its creator died right then
+        return (True, None) if time.time() - mtime < creating_s else (False, "an unreadable lock")
+    host = rec.get("host")
+    here = host == socket.gethostname()
+    live = _alive(pid, rec.get("start")) if here else True
+    who = f"pid {pid}" + ("" if here else f" on host {host}") + \
+          (f", started {rec['started']}" if rec.get("started") else "")
+    return live, who
+
+
+class OutputLock:
+    """An exclusive lock on a result file: ``<out>.lock``, created with O_EXCL, holding pid, host and start time.
+
+    Two ``benchsuite run`` writing the same ``--out`` at once would silently overwrite each
+    other's file; the second refuses instead (an :class:`OutputError` naming the file and the
+    pid that holds it). A lock whose process is gone (kill -9, power loss) is stale and taken
+    over with a one-line notice on stderr. Taking over holds ``flock`` on the stale file and
+    checks that the name still refers to it, so two processes taking over the same stale lock
+    cannot both win. A lock held from another host is always treated as live (it cannot be
+    checked from here)."""
+
+    # a lock file caught between its O_EXCL creation and its first write is being created, not stale
+    CREATING_S = 10.0
+
+    def __init__(self, out: Path):
+        self.out, self.path = out, _lock_next_to(out)
+        self._ino: int | None = None
+
+    def __enter__(self) -> "OutputLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def _describe(self) -> dict:
+        import datetime
+        import socket
+
+        from .cli_workflow import _proc_stat
+
+        stat = _proc_stat(os.getpid())
+        return {"pid": os.getpid(), "host": socket.gethostname(), "start": stat[1] if stat else None,
+                "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+                "argv": sys.argv[1:]}
+
+    def acquire(self) -> None:
+        """Create the lock file, taking over a stale one; OutputError if a live process holds it."""
+        import json
+
+        from .errors import OutputError
+
+        for _attempt in range(20):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                self._take_over_if_stale()
+                continue
+            except OSError as exc:
+                raise OutputError(f"cannot create the lock file {str(self.path)!r} next to the output "
+                                  f"({exc.strerror or exc})") from None
+            try:
+                os.write(fd, (json.dumps(self._describe()) + "\n").encode())
+                self._ino = os.fstat(fd).st_ino
+            finally:
+                os.close(fd)
+            return
+        raise OutputError(f"cannot lock {str(self.out)!r}: its lock file {str(self.path)!r} keeps changing; "
+                          "is another run starting there?")
+
+    def _take_over_if_stale(self, notice: bool = True) -> None:
+        """Remove the existing lock file if its process is gone (one-line notice); raise OutputError if it lives."""
+        import fcntl
+
+        from .errors import OutputError
+
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:  # released meanwhile: try again
+            return
+        except OSError as exc:
+            raise OutputError(f"{self.out} is locked by {self.path}, which cannot be read ({exc.strerror or exc}); "
+                              "give another --out") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # one taker-over at a time (released when fd closes)
+            except OSError:  # a file system without flock: the inode check below still applies
+                pass
+            try:
+                if os.stat(self.path).st_ino != os.fstat(fd).st_ino:
+                    return  # replaced or removed meanwhile: look again
+            except FileNotFoundError:
+                return
+            live, who = judge_lock(os.read(fd, 1 << 16).decode("utf-8", "replace"), os.fstat(fd).st_mtime,
+                                   self.CREATING_S)
+            if live and who is None:
+                raise OutputError(f"{self.out} is being written by another benchsuite run (its lock "
+                                  f"{self.path} is being created); wait for it or give another --out")
+            if live:
+                raise OutputError(f"{self.out} is being written by another benchsuite run ({who}; lock "
+                                  f"{self.path}): wait for it to finish, stop it, or give another --out")
+            os.unlink(self.path)
+            if notice:
+                print(f"benchsuite: took over the stale lock {self.path} ({who}, no longer running)",
+                      file=sys.stderr, flush=True)
+        finally:
+            os.close(fd)
+
+    def remove_if_stale(self) -> None:
+        """Remove the lock file, without a notice, if its process is gone; OutputError if it lives."""
+        if self.path.exists():
+            self._take_over_if_stale(notice=False)
+
+    def holder(self) -> str | None:
+        """The live process holding this lock (pid, host, start), or None when unlocked or stale."""
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as fh:
+                live, who = judge_lock(fh.read(1 << 16), os.fstat(fh.fileno()).st_mtime, self.CREATING_S)
+        except OSError:
+            return None
+        return (who or "a run starting now") if live else None
+
+    def release(self) -> None:
+        """Remove the lock file if it is still this process's."""
+        if self._ino is None:
+            return
+        try:
+            if os.stat(self.path).st_ino == self._ino:
+                os.unlink(self.path)
+        except OSError:
+            pass
+        self._ino = None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    from .results import check_writable
+
+    out = check_writable(args.out)
+    with OutputLock(out):
+        return _run_locked(args, out)
+
+
+def _run_locked(args: argparse.Namespace, out: Path) -> int:
+    """``benchsuite run`` once ``out`` is checked and locked."""
     from . import registry
-    from .results import check_writable, write_result
+    from .results import write_result
     from .runner import check_budget, run
     from .settings import parse_assignments
 
-    out = check_writable(args.out)
     check_budget(args.budget_evals, args.budget_seconds)
     opt_cls = registry.get_optimizer(args.optimizer)
     bench_settings = parse_assignments(args.benchmark_settings)
@@ -304,15 +469,26 @@ def _cmd_list() -> int:
 
 
 def _cmd_describe(name: str) -> int:
+    import difflib
+
     from . import registry
     from .errors import UnknownNameError
+    from .settings import describe_settings
 
     if name in registry.benchmarks():
-        print(registry.make_benchmark(name).describe())
+        obj = registry.make_benchmark(name)
+        text, values = obj.describe(), obj.settings
     elif name in registry.optimizers():
-        print(registry.get_optimizer(name).describe())
+        obj = registry.get_optimizer(name)
+        text, values = obj.describe(), None
     else:
-        raise UnknownNameError(f"no benchmark or optimizer named {name!r} (see `benchsuite list`)")
+        known = [*registry.benchmarks(), *registry.optimizers()]
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f"; did you mean {', '.join(repr(x) for x in close)}?" if close else ""
+        raise UnknownNameError(f"no benchmark or optimizer named {name!r}{hint} (see `benchsuite list`)")
+    # the settings block with each setting's domain (the same objects construction checks)
+    head = text.split("\nsettings:\n", 1)[0]
+    print("\n".join([head, *describe_settings(obj.settings_spec, values)]))
     return 0
 
 

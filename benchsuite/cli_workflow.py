@@ -14,7 +14,9 @@ go to ``DIR/results/``, reports to ``DIR/reports/``, Snakemake's records (resume
 ``DIR/.snakemake/``. The protocols asked for, and only those, are validated first; every
 mistake is printed as one line before any job starts (exit status 2). A Snakemake lock that
 no live process holds (left by a killed run) is cleared with a one-line notice; a lock a
-running Snakemake holds refuses the run.
+running Snakemake holds refuses the run. A run whose complete result file Snakemake, killed, had
+not recorded as finished is kept (:func:`keep_completed_runs`), not redone; a run a killed
+workflow left running refuses the start until it has finished (:func:`check_live_runs`).
 
 Errors raise :class:`~benchsuite.errors.BenchsuiteError` subclasses, which ``main`` turns
 into one line and exit status 2.
@@ -22,6 +24,7 @@ into one line and exit status 2.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import re
@@ -309,10 +312,12 @@ def lock_holders(root: str | os.PathLike) -> list[str] | None:
     return list(holders.values())
 
 
-def check_lock(root: str | os.PathLike, dry_run: bool = False) -> None:
+def check_lock(root: str | os.PathLike, dry_run: bool = False,
+               before_clearing: Any = None) -> None:
     """Clear a stale Snakemake lock in ``root`` (one-line notice); refuse one a live Snakemake holds.
 
-    A dry run is never refused (Snakemake itself only warns then)."""
+    A dry run is never refused (Snakemake itself only warns then). ``before_clearing``, if
+    given, is called just before a stale lock is cleared (a check that may still refuse)."""
     root = Path(root)
     lockdir = root / ".snakemake" / "locks"
     locks = sorted(lockdir.glob("*.lock")) if lockdir.is_dir() else []
@@ -330,6 +335,8 @@ def check_lock(root: str | os.PathLike, dry_run: bool = False) -> None:
             return
         raise OutputError(f"{root} is in use by a running Snakemake ({', '.join(holders)}): wait for it to finish, "
                           "stop it, or give another --results folder")
+    if before_clearing is not None:
+        before_clearing()
     shutil.rmtree(lockdir, ignore_errors=True)
     print(f"benchsuite: cleared a stale Snakemake lock in {lockdir} (left by a killed run; no Snakemake runs there)",
           file=sys.stderr)
@@ -344,6 +351,107 @@ def _record(root: Path, pid: int, argv: Sequence[str]) -> Path:
     f.write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "start": stat[1] if stat else None,
                              "argv": list(argv)}))
     return f
+
+
+# -- completed runs Snakemake still marks incomplete ----------------------------------------
+def _incomplete_marks(root: Path) -> list[tuple[Path, str]]:
+    """(marker file, output path) of every output Snakemake marks incomplete in ``root``.
+
+    Snakemake's file persistence (its default) keeps one file per output it started and has
+    not recorded as finished under ``.snakemake/incomplete/``, named by the urlsafe base64 of
+    the output's path, split into folders of NAME_MAX - 1 characters, each folder but the
+    last prefixed with ``@`` (snakemake/persistence/file.py, ``_record_path``)."""
+    base = root / ".snakemake" / "incomplete"
+    marks = []
+    for dirpath, _dirs, names in os.walk(base):
+        for name in names:
+            marker = Path(dirpath) / name
+            parts = marker.relative_to(base).parts
+            if parts == ("migration_underway",):
+                continue
+            b64 = "".join(p[1:] if p.startswith("@") else p for p in parts[:-1]) + parts[-1]
+            try:
+                key = base64.urlsafe_b64decode(b64.encode()).decode()
+            except (ValueError, UnicodeDecodeError):
+                continue  # not a marker this code understands: Snakemake decides about it
+            marks.append((marker, key))
+    return marks
+
+
+def _complete_run(path: Path, protocol: Any, job: Any) -> int | None:
+    """The number of trials of ``path`` if it is the complete, valid result of ``job``; None otherwise."""
+    from .errors import BenchsuiteError
+    from .results import load_result
+
+    try:
+        df = load_result(path)
+    except (BenchsuiteError, OSError):
+        return None
+    prov = df.attrs["provenance"]
+    try:
+        complete = int(prov["n_trials"]) == len(df) and len(df) > 0
+    except (KeyError, TypeError, ValueError):
+        return None  # no header count: cannot tell a complete file from a cut one
+    same_run = (prov.get("protocol") == protocol.name and prov.get("seed") == job.seed
+                and str(prov.get("repetition")) == str(job.repetition))
+    return len(df) if complete and same_run else None
+
+
+def keep_completed_runs(root: str | os.PathLike, protocols: dict[str, Any]) -> list[Path]:
+    """Clear Snakemake's incomplete mark of every run whose result file is complete; returns those files.
+
+    A run whose process outlived a killed Snakemake (or finished just before Snakemake was
+    killed) leaves a complete result file that Snakemake marks incomplete, and the next
+    Snakemake (``rerun-incomplete``) would delete and redo it. A file whose run belongs to
+    ``protocols`` and that :func:`~benchsuite.results.load_result` reads in full (its header's
+    ``n_trials`` equals its rows; protocol, seed and repetition those of the run) is kept: its
+    mark is removed, as Snakemake's ``--cleanup-metadata`` would (its metadata record, when an
+    earlier run left one, is kept so that Snakemake's parameter trigger still applies), with
+    one line on stderr. Anything else, a partial or invalid file too, is left to Snakemake."""
+    root = Path(root)
+    runs = {os.path.normpath(root / job.result_path): (p, job) for p in protocols.values() for job in p.jobs()}
+    kept = []
+    base = root / ".snakemake" / "incomplete"
+    for marker, key in _incomplete_marks(root):
+        path = os.path.normpath(key if os.path.isabs(key) else root / key)
+        if path not in runs or not os.path.isfile(path):
+            continue
+        n = _complete_run(Path(path), *runs[path])
+        if n is None:
+            continue
+        try:
+            marker.unlink()
+        except FileNotFoundError:
+            pass
+        parent = marker.parent
+        while parent != base and not any(parent.iterdir()):  # Snakemake removes emptied folders too
+            parent.rmdir()
+            parent = parent.parent
+        kept.append(Path(path))
+        print(f"benchsuite: kept {os.path.relpath(path, root)} ({n} trials, complete; Snakemake was stopped "
+              "before it recorded the run as finished)", file=sys.stderr)
+    return kept
+
+
+def check_live_runs(root: str | os.PathLike, protocols: dict[str, Any]) -> None:
+    """Refuse to start while a run of ``protocols`` is still writing its result file (a killed workflow's run).
+
+    Snakemake would start the same run again, and that second ``benchsuite run`` would be
+    refused by the first one's ``<out>.lock``; waiting lets the first finish and its file be kept.
+    Locks whose run is gone (killed, perhaps just after it wrote its file) are removed."""
+    from .cli import OutputLock
+
+    root = Path(root)
+    for p in protocols.values():
+        for job in p.jobs():
+            lock = OutputLock(root / job.result_path)
+            try:
+                lock.remove_if_stale()
+            except OutputError:
+                who = lock.holder() or "a run starting now"
+                raise OutputError(f"{root / job.result_path} is still being written by a run a stopped workflow "
+                                  f"left running ({who}): wait for it to finish (its file will be kept) "
+                                  "or stop it") from None
 
 
 # -- benchsuite workflow ----------------------------------------------------------------
@@ -387,7 +495,7 @@ def _workflow(protocols: Sequence[str], results: str, snakemake_args: Sequence[s
             raise InvalidSettingError(f"--config {item}: give protocols as arguments and the folder as --results, "
                                 "not as Snakemake config")
     files, errors = protocol_files_of(protocols)
-    _found, invalid = collect_protocols(files)
+    found, invalid = collect_protocols(files)
     errors += invalid
     if errors:  # every mistake, one line each, before anything starts
         for e in errors:
@@ -402,8 +510,22 @@ def _workflow(protocols: Sequence[str], results: str, snakemake_args: Sequence[s
         raise OutputError(f"--results {results}: cannot create the folder ({exc.strerror})") from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise OutputError(f"--results {results}: the folder is not writable")
+    dry_run = any(_DRY_RUN.match(a) for a in args)
+    # runs left by a killed Snakemake: only once no Snakemake works in root (check_lock refuses
+    # that), and before anything is changed there, so that a refusal is the only line printed
+    repair = not dry_run and not _option_given(args, "--nolock", "--unlock", "--cleanup-metadata")
+    checked: list[bool] = []
+
+    def live_runs() -> None:
+        check_live_runs(root, found)
+        checked.append(True)
+
     if not _option_given(args, "--nolock", "--unlock"):
-        check_lock(root, dry_run=any(_DRY_RUN.match(a) for a in args))
+        check_lock(root, dry_run=dry_run, before_clearing=live_runs if repair else None)
+    if repair:
+        if not checked:
+            live_runs()
+        keep_completed_runs(root, found)
 
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(root)]
     profile = snakefile.parent / "profiles" / "default"

@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .benchmark import Benchmark, Fidelity
-from .errors import InvalidSettingError
-from .settings import Setting
+from .settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from .datasets import ArraySplits
@@ -27,8 +26,10 @@ TEST_SEED = 0  # seed of the test-loss training (fixed: test_loss is a function 
 
 # the CIFAR-10 benchmarks' test-set size and subset seed, alike in all of them
 CIFAR_TEST_SETTINGS = {
-    "n_test": Setting(10_000, "test images scored by test_loss (official test set: 10,000)", type=int),
-    "data_seed": Setting(0, "seed of the subset when n_train/n_val/n_test are below the full split", type=int),
+    "n_test": Setting(10_000, "test images scored by test_loss (official test set: 10,000)", type=int,
+                      domain=POSITIVE_INT),
+    "data_seed": Setting(0, "seed of the subset when n_train/n_val/n_test are below the full split", type=int,
+                         domain=NONNEGATIVE_INT),
 }
 TEST_EVAL_ONE_RUN = Setting(True, "test_loss trains a full-fidelity run and scores the test set (false: NaN)",
                             type=bool)
@@ -61,13 +62,6 @@ class LiveTrainingBenchmark(Benchmark):
         raise NotImplementedError
 
     # -- settings and fidelity -------------------------------------------------------------------
-    def require_at_least(self, least: int, *keys: str) -> None:
-        """Raise InvalidSettingError for the first of ``keys`` whose setting is below ``least``."""
-        st = self.settings
-        for key in keys:
-            if st[key] < least:
-                raise InvalidSettingError(f"{self.name}: setting {key} must be at least {least}, got {st[key]}")
-
     def full_fidelity(self) -> int:
         """Epochs (or iterations) of a full-fidelity training."""
         return self.settings[self.fidelity_setting]

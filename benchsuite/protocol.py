@@ -76,6 +76,9 @@ _BUDGET_KEYS = ("evaluations", "seconds")
 _PLOT_KEYS = ("x", "time_scale", "evaluations_scale", "y_scale")
 _TABLE_KEYS = ("at",)
 _RESOURCE_KEYS = ("mem_mb", "runtime", "gpu")
+# beyond a hundred thousand a typo, not an experiment: every repetition is a job, every worker a slot
+MAX_REPETITIONS = 100_000
+MAX_WORKERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,20 @@ class _Checker:
             raise self.fail(key, f"must be >= {minimum}, got {value}")
         return int(value)
 
+    def within(self, key: str, value: Any, domain: Any) -> Any:
+        """``value`` if the :class:`benchsuite.settings.Interval` ``domain`` allows it (an integral float as an int)."""
+        if domain.type is int and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if domain.is_satisfied_by(value):
+            return value
+        wanted = "an integer" if domain.type is int else "a number"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (domain.type is int
+                                                                             and not isinstance(value, int)):
+            raise self.fail(key, f"expected {wanted} ({domain}), got {_show(value)}")
+        bounds = " and ".join(b for b in ((f">= {domain.low}" if domain.low is not None else ""),
+                                          (f"<= {domain.high}" if domain.high is not None else "")) if b)
+        raise self.fail(key, f"must be {bounds or str(domain)}, got {value}")
+
     def positive(self, key: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(key, f"expected a positive number, got {_show(value)}")
@@ -350,6 +367,23 @@ def _settings(c: _Checker, key: str, owner_cls: type, owner: str, raw: Any) -> d
     return {k: resolved[k] for k in raw}  # only what the protocol sets, coerced
 
 
+# data-dependent settings checked before any job starts: (setting, what it names, test)
+_PATH_SETTINGS = (("table", "table file", Path.is_file), ("data_dir", "data directory", Path.is_dir))
+
+
+def _check_paths(c: _Checker, key: str, settings: Mapping[str, Any]) -> None:
+    """An absolute ``table`` or ``data_dir`` setting must exist (a relative one is the run's business:
+    it is resolved where the job runs, which validation cannot know)."""
+    for name, what, exists in _PATH_SETTINGS:
+        value = settings.get(name)
+        if not isinstance(value, str) or not value:
+            continue
+        p = Path(value).expanduser()
+        if p.is_absolute() and not exists(p):
+            raise c.fail(_join(key, name), f"{what} {value!r} does not exist; fix the path or leave {name} empty "
+                                           "for the default")
+
+
 def _lookup(kind: str, name: str) -> tuple[type | None, str]:
     """(class, "") for a usable plugin, (None, reason) for an unavailable one; raises if unknown."""
     from . import registry
@@ -388,6 +422,7 @@ def _benchmarks(c: _Checker, raw: Mapping, default_budget: Budget | None) -> tup
         if cls is None:
             raise c.fail(_join(k, "name"), f"benchmark {name!r} is unavailable here: {why}")
         settings = _settings(c, _join(k, "settings"), cls, f"benchmark {name!r}", item.get("settings"))
+        _check_paths(c, _join(k, "settings"), settings)
         budget = _budget(c, _join(k, "budget"), item["budget"]) if item.get("budget") is not None else default_budget
         if budget is None:
             raise c.fail("budget", f"required (or give {_join(k, 'budget')})")
@@ -495,8 +530,10 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     budget = _budget(c, "budget", raw["budget"]) if raw.get("budget") is not None else None
     benchmarks = _benchmarks(c, raw, budget)
     optimizers, skipped = _optimizers(c, raw["optimizers"])
-    reps = c.integer("repetitions", raw["repetitions"], 1)
-    workers = c.integer("workers", raw.get("workers", 1), 1)
+    from .settings import Interval
+
+    reps = c.within("repetitions", raw["repetitions"], Interval(int, 1, MAX_REPETITIONS))
+    workers = c.within("workers", raw.get("workers", 1), Interval(int, 1, MAX_WORKERS))
     overhead = raw.get("include_overhead", True)
     if not isinstance(overhead, bool):
         raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")

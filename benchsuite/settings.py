@@ -1,11 +1,18 @@
 """Declared, typed settings for plugins and benchmarks.
 
-A plugin lists its settings once, with default, type and the source of the default (the
-paper section or the original implementation); :func:`resolve_settings` rejects unknown
-names and coerces strings given on the command line (``--set n_init=10``).
+A plugin lists its settings once, with default, type, domain and the source of the default
+(the paper section or the original implementation); :func:`resolve_settings` rejects unknown
+names, coerces strings given on the command line (``--set n_init=10``) and checks each
+value against the setting's domain. Domains are constraint objects in the manner of
+scikit-learn's parameter validation: :class:`Interval`, :class:`Options`, ``None``
+(:data:`NoneOK`) and unions (:class:`AnyOf`, or a list); each tests a value
+(``is_satisfied_by``) and describes itself (``str``), so construction, protocol validation
+and ``benchsuite describe`` all use the same objects.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,27 +21,222 @@ from typing import Any
 from .errors import InvalidSettingError
 
 
+class Constraint:
+    """A set of allowed values: tests a value and describes itself in words."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` is allowed."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:  # pragma: no cover - every subclass overrides it
+        return type(self).__name__
+
+
+_CLOSED = {"both": ("[", "]"), "left": ("[", ")"), "right": ("(", "]"), "neither": ("(", ")")}
+
+
+class Interval(Constraint):
+    """Numbers of ``type`` (int or float) between ``low`` and ``high`` (None: unbounded).
+
+    ``closed`` says which finite bounds belong to the interval. NaN is never allowed; an
+    infinity only where its side is unbounded and ``allow_inf`` is true (an infinite
+    cost or temperature would make a run stop at once or never)."""
+
+    def __init__(self, type: type, low: float | None = None, high: float | None = None, *,  # noqa: A002
+                 closed: str = "both", allow_inf: bool = False):
+        if type not in (int, float):
+            raise TypeError(f"Interval type must be int or float, got {type!r}")
+        if closed not in _CLOSED:
+            raise ValueError(f"closed must be one of {list(_CLOSED)}, got {closed!r}")
+        if low is not None and high is not None and low > high:
+            raise ValueError(f"empty interval: low {low} > high {high}")
+        self.type, self.low, self.high, self.closed, self.allow_inf = type, low, high, closed, allow_inf
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` is a number of this type within the bounds."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return False
+        if self.type is int and not isinstance(value, numbers.Integral):
+            return False
+        v = float(value) if self.type is float else value
+        if isinstance(v, float):
+            if math.isnan(v):
+                return False
+            if math.isinf(v):
+                unbounded = self.high is None if v > 0 else self.low is None
+                return self.allow_inf and unbounded
+        left, right = _CLOSED[self.closed]
+        if self.low is not None and (v < self.low or (left == "(" and v == self.low)):
+            return False
+        if self.high is not None and (v > self.high or (right == ")" and v == self.high)):
+            return False
+        return True
+
+    def __str__(self) -> str:
+        left, right = _CLOSED[self.closed]
+        lo = "-inf" if self.low is None else _num(self.low)
+        hi = "inf" if self.high is None else _num(self.high)
+        if self.low is None:
+            left = "[" if self.allow_inf else "("
+        if self.high is None:
+            right = "]" if self.allow_inf else ")"
+        return f"{'an int' if self.type is int else 'a float'} in {left}{lo}, {hi}{right}"
+
+    def __repr__(self) -> str:
+        return (f"Interval({self.type.__name__}, {self.low!r}, {self.high!r}, closed={self.closed!r}"
+                + (", allow_inf=True)" if self.allow_inf else ")"))
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+class Options(Constraint):
+    """One of a fixed set of values (strings, numbers or booleans)."""
+
+    def __init__(self, values):
+        self.values = tuple(values)
+        if not self.values:
+            raise ValueError("Options needs at least one value")
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` equals one of the options (True is not 1 here)."""
+        return any(value == v and isinstance(value, bool) == isinstance(v, bool) for v in self.values)
+
+    def __str__(self) -> str:
+        shown = ", ".join(repr(v) for v in self.values)
+        return f"{shown}" if len(self.values) == 1 else f"one of {shown}"
+
+    def __repr__(self) -> str:
+        return f"Options({list(self.values)!r})"
+
+
+class _NoneConstraint(Constraint):
+    """Only ``None`` (an unset optional setting)."""
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` is None."""
+        return value is None
+
+    def __str__(self) -> str:
+        return "None"
+
+    def __repr__(self) -> str:
+        return "NoneOK"
+
+
+NoneOK = _NoneConstraint()
+
+
+class AnyOf(Constraint):
+    """A union: a value is allowed if any of the constraints allows it."""
+
+    def __init__(self, *constraints: Any):
+        self.constraints = tuple(make_constraint(c) for c in constraints)
+        if not self.constraints:
+            raise ValueError("AnyOf needs at least one constraint")
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        """Whether any member constraint allows ``value``."""
+        return any(c.is_satisfied_by(value) for c in self.constraints)
+
+    def __str__(self) -> str:
+        # None first reads best: "None or an int in [1, inf)"
+        parts = sorted(self.constraints, key=lambda c: c is not NoneOK)
+        words = [str(c) for c in parts]
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+    def __repr__(self) -> str:
+        return f"AnyOf({', '.join(map(repr, self.constraints))})"
+
+
+def make_constraint(spec: Any) -> Constraint:
+    """A constraint from a declaration: a Constraint, None (= NoneOK) or a list/tuple (= AnyOf)."""
+    if isinstance(spec, Constraint):
+        return spec
+    if spec is None:
+        return NoneOK
+    if isinstance(spec, (list, tuple)):
+        return spec[0] if len(spec) == 1 and isinstance(spec[0], Constraint) else AnyOf(*spec)
+    raise TypeError(f"not a constraint: {spec!r} (use Interval, Options, NoneOK, AnyOf or a list of them)")
+
+
+def _interval_type(c: Constraint | None) -> type | None:
+    """The number type of the (first) interval in ``c``, to type a setting whose default is None."""
+    if isinstance(c, Interval):
+        return c.type
+    if isinstance(c, AnyOf):
+        for m in c.constraints:
+            if isinstance(m, Interval):
+                return m.type
+    return None
+
+
+# the domains most settings share (declare others with Interval/Options/AnyOf directly)
+POSITIVE_INT = Interval(int, 1, None)  # counts that must be at least one: n_init, sizes, steps
+NONNEGATIVE_INT = Interval(int, 0, None)  # counts that may be zero, seeds
+POSITIVE = Interval(float, 0, None, closed="neither")  # scales, rates, temperatures
+NONNEGATIVE = Interval(float, 0, None)  # costs, penalties
+UNIT = Interval(float, 0, 1)  # probabilities
+
 @dataclass(frozen=True)
 class Setting:
-    """One setting: its default, a short description and where the default comes from."""
+    """One setting: its default, a short description, where the default comes from, and its domain.
+
+    ``domain`` is a constraint (or a list of them, a union) every value must satisfy;
+    ``choices`` is the older spelling of ``domain=Options(choices)``."""
 
     default: Any
     help: str = ""
-    type: type | None = None  # inferred from the default when None
+    type: type | None = None  # inferred from the default (or an Interval domain) when None
     choices: tuple | None = None
+    domain: Any = None
+
+    @property
+    def constraint(self) -> Constraint | None:
+        """The domain as one constraint (``choices`` as Options), or None for any value of the type."""
+        if self.domain is not None:
+            return make_constraint(self.domain)
+        if self.choices is not None:
+            return Options(self.choices)
+        return None
+
+    def value_type(self) -> type | None:
+        """The type values are converted to (declared, else the default's, else the domain's)."""
+        if self.type is not None:
+            return self.type
+        if self.default is not None:
+            return type(self.default)
+        return _interval_type(self.constraint)
+
+    def describe_domain(self) -> str:
+        """The allowed values in words ("an int in [1, inf)"), or the type's name without a domain."""
+        c = self.constraint
+        if c is not None:
+            return str(c)
+        typ = self.value_type()
+        return f"any {typ.__name__}" if typ is not None else "any value"
 
     def coerce(self, owner: str, name: str, value: Any) -> Any:
-        """Convert ``value`` (maybe a string from the CLI) to this setting's type."""
-        typ = self.type or (type(self.default) if self.default is not None else None)
+        """Convert ``value`` (maybe a string from the CLI) to this setting's type and check its domain."""
+        typ = self.value_type()
         if isinstance(value, str) and typ is not str:
             from .errors import ProtocolError
             from .protocol import load_yaml  # the one strict YAML reader (no tags, no duplicate keys)
 
+            text = value
             try:
                 value = load_yaml(value, f"{owner}: setting {name}")
             except ProtocolError as exc:
                 why = str(exc).split(": not valid YAML ", 1)[-1].strip("()")
                 raise InvalidSettingError(f"{owner}: setting {name}={value!r} is not a valid value ({why})") from None
+            if typ is float and isinstance(value, str):
+                # YAML spells NaN and infinity .nan/.inf; a user writes nan, inf, -inf
+                try:
+                    value = float(text.strip())
+                except ValueError:
+                    pass
+        c = self.constraint
         if typ is not None and value is not None:
             try:
                 if typ is bool and not isinstance(value, bool):
@@ -48,10 +250,18 @@ class Setting:
                 elif not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
                     raise ValueError(f"expected {typ.__name__}, got {type(value).__name__}")
             except ValueError as exc:
+                if c is not None:
+                    raise InvalidSettingError(f"{owner}: setting {name}={_show(value)} must be {c}") from None
                 raise InvalidSettingError(f"{owner}: setting {name}={value!r}: {exc}") from None
-        if self.choices is not None and value not in self.choices:
-            raise InvalidSettingError(f"{owner}: setting {name}={value!r} must be one of {list(self.choices)}")
+        if c is not None and not c.is_satisfied_by(value):
+            raise InvalidSettingError(f"{owner}: setting {name}={_show(value)} must be {c}")
         return value
+
+
+def _show(value: Any) -> str:
+    """A value for a one-line message: floats as nan/inf/1.5, strings quoted, long values cut."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def resolve_settings(owner: str, declared: Mapping[str, Setting], given: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -65,6 +275,17 @@ def resolve_settings(owner: str, declared: Mapping[str, Setting], given: Mapping
     for name, value in given.items():
         out[name] = declared[name].coerce(owner, name, value)
     return out
+
+
+def describe_settings(declared: Mapping[str, Setting], values: Mapping[str, Any] | None = None) -> list[str]:
+    """The ``settings:`` block of ``benchsuite describe``: name = value, allowed values, help."""
+    if not declared:
+        return []
+    lines = ["settings:"]
+    for k, s in declared.items():
+        value = (values or {}).get(k, s.default)
+        lines.append(f"  {k} = {value!r}  ({s.describe_domain()})  {s.help}".rstrip())
+    return lines
 
 
 def parse_assignments(pairs: list[str] | None) -> dict[str, str]:
@@ -82,5 +303,6 @@ def parse_assignments(pairs: list[str] | None) -> dict[str, str]:
 DEVICE_SETTINGS = {
     "device": Setting("auto", "torch device: auto, cpu, cuda or cuda:N", type=str),
     "amp": Setting(True, "mixed precision on CUDA (CPU is always float32)", type=bool),
-    "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int),
+    "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int,
+                       domain=[None, Interval(int, 1, None)]),
 }

@@ -13,7 +13,7 @@ import numpy as np
 from benchsuite.benchmark import Result
 from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 from optimizers.models.annealing import all_neighbours, anneal_batch, unordered_mask
 from optimizers.models.bo_common import single_threaded_blas
 from optimizers.models.sparse_blr import HorseshoeRegression
@@ -80,18 +80,18 @@ class BOCS(Optimizer):
     # small settings for quick conformance checks (tests/test_every_plugin.py)
     test_settings = {"n_init": 4, "gibbs_burnin": 30, "gibbs_steps": 3, "sa_steps": 40}
     settings_spec = {
-        "n_init": Setting(20, "random configurations before the model is used (combo.txt Sec. 4: 20)"),
-        "order": Setting(2, "highest order of interaction features (BOCS / combo.txt: 2)"),
-        "gibbs_burnin": Setting(1000, "Gibbs sweeps at the first fit (BOCS: 1000 per fit)"),
-        "gibbs_steps": Setting(20, "warm Gibbs sweeps per ask after the first fit"),
-        "sa_restarts": Setting(5, "annealing chains per ask (BOCS code: 5 reruns)"),
-        "sa_steps": Setting(500, "annealing steps per chain"),
-        "max_features": Setting(200_000, "refuse spaces whose feature count exceeds this (memory)"),
+        "n_init": Setting(20, "random configurations before the model is used (combo.txt Sec. 4: 20)",
+                          domain=POSITIVE_INT),
+        "order": Setting(2, "highest order of interaction features (BOCS / combo.txt: 2)", domain=POSITIVE_INT),
+        "gibbs_burnin": Setting(1000, "Gibbs sweeps at the first fit (BOCS: 1000 per fit)", domain=NONNEGATIVE_INT),
+        "gibbs_steps": Setting(20, "warm Gibbs sweeps per ask after the first fit", domain=POSITIVE_INT),
+        "sa_restarts": Setting(5, "annealing chains per ask (BOCS code: 5 reruns)", domain=POSITIVE_INT),
+        "sa_steps": Setting(500, "annealing steps per chain", domain=POSITIVE_INT),
+        "max_features": Setting(200_000, "refuse spaces whose feature count exceeds this (memory)",
+                                domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:
-        if self.settings["order"] < 1:
-            raise InvalidSettingError("bocs: order must be >= 1")
         self.n_levels = self.space.n_levels
         self.unordered = unordered_mask(self.space)
         self.features = InteractionFeatures(self.n_levels, self.settings["order"])

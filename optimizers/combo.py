@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from benchsuite.errors import InvalidSettingError, UnsupportedError
+from benchsuite.errors import UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
 from benchsuite.space import Binary, Categorical, Integer, Ordinal, Space
 
 from .models.acquisition import integrated_ei
@@ -88,40 +88,42 @@ class Combo(Optimizer):
     test_settings = {"n_init": 4, "n_burn": 5, "n_samples": 2, "n_random": 300, "n_spray": 5, "n_ascent": 4}
     settings_spec = {
         "n_init": Setting(20, "random initial points before the model is used (combo.txt Sec. 4: 20 random "
-                              "initial points in every experiment)"),
-        "n_burn": Setting(100, "slice-sampling burn-in sweeps at the first model-based ask (combo.txt Sec. 2.4, Supp. 2.1)"),
+                              "initial points in every experiment)", domain=POSITIVE_INT),
+        "n_burn": Setting(100, "slice-sampling burn-in sweeps at the first model-based ask (combo.txt Sec. 2.4, Supp. 2.1)",
+                          domain=NONNEGATIVE_INT),
         "n_samples": Setting(10, "hyperparameter samples (sweeps, no thinning) per ask, continuing the chain "
-                                 "(combo.txt Sec. 2.4, Supp. 2.1)"),
-        "n_random": Setting(20000, "random vertices at which EI is evaluated (combo.txt Sec. 2.4, Supp. 3)"),
+                                 "(combo.txt Sec. 2.4, Supp. 2.1)", domain=POSITIVE_INT),
+        "n_random": Setting(20000, "random vertices at which EI is evaluated (combo.txt Sec. 2.4, Supp. 3)",
+                            domain=POSITIVE_INT),
         "n_spray": Setting(20, "spray vertices adjacent to the best evaluated vertex (combo.txt Supp. 3; the "
-                               "reference code used 10)"),
+                               "reference code used 10)", domain=NONNEGATIVE_INT),
         "n_ascent": Setting(20, "best candidates from which greedy (breadth-first local) ascent starts "
-                                "(combo.txt Sec. 2.4, Supp. 3)"),
+                                "(combo.txt Sec. 2.4, Supp. 3)", domain=POSITIVE_INT),
         "categorical_graph": Setting("complete", "graph of a categorical variable: complete (combo.txt Sec. 2.2) or "
                                                  "path (what the reference implementation used)",
                                      choices=("complete", "path")),
-        "beta_scale": Setting(5.0, "horseshoe scale tau on the diffusion weights beta (combo.txt Supp. 2.2.3)"),
+        "beta_scale": Setting(5.0, "horseshoe scale tau on the diffusion weights beta (combo.txt Supp. 2.2.3)",
+                              domain=POSITIVE),
         "noise_scale": Setting(math.sqrt(0.005), "horseshoe scale tau on the noise variance (combo.txt Supp. 2.2.3; "
-                                                 "Spearmint's/reference code's 0.1 = sqrt(2) tau)"),
+                                                 "Spearmint's/reference code's 0.1 = sqrt(2) tau)", domain=POSITIVE),
         "log_jacobian": Setting(False, "add the log-Jacobian to the horseshoe priors on beta and the noise, which "
                                        "are sampled in log space (false: the reference implementation, whose "
                                        "effective prior on log beta piles up at the lower bound e^-12)"),
         "slice_width": Setting(1.0, "initial slice-sampling interval in log space (reference implementation; "
-                                    "the paper gives none)"),
-        "max_doublings": Setting(10, "slice-sampling doubling limit (reference implementation)"),
+                                    "the paper gives none)", domain=POSITIVE),
+        "max_doublings": Setting(10, "slice-sampling doubling limit (reference implementation)",
+                                 domain=NONNEGATIVE_INT),
         "standardize_y": Setting(False, "model standardised losses instead of raw ones (the reference "
                                         "implementation models raw losses; priors adapt to their range)"),
         "blas_threads": Setting(1, "BLAS threads during ask (1 is fastest for the many small Cholesky "
-                                   "factorisations on a shared machine); 0 leaves the library default"),
+                                   "factorisations on a shared machine); 0 leaves the library default",
+                                domain=NONNEGATIVE_INT),
     }
 
     def setup(self) -> None:
         if not isinstance(self.space, Space) or self.space.kind != "discrete":
             raise UnsupportedError(f"COMBO supports discrete spaces only, got {self.space.describe()}")
         s = self.settings
-        for key in ("n_init", "n_samples", "n_random", "n_ascent"):
-            if s[key] < 1:
-                raise InvalidSettingError(f"combo: setting {key} must be at least 1, got {s[key]}")
         self.kernel = kernel_for_space(self.space, s["categorical_graph"])
         self.priors = PriorConfig(beta_scale=float(s["beta_scale"]), noise_scale=float(s["noise_scale"]),
                                   log_jacobian=bool(s["log_jacobian"]))

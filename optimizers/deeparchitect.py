@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from benchsuite.benchmark import Fidelity, Result
-from benchsuite.errors import InvalidSettingError, UnsupportedError
+from benchsuite.errors import UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE, POSITIVE, POSITIVE_INT, UNIT, Setting
 from benchsuite.space import SearchSpace
 
 # a decision of a walk: (hyperparameter name, its values, the index chosen)
@@ -196,12 +196,10 @@ class DAMCTS(_DASearcher):
     description = "DeepArchitect MCTS: UCT over the walk's choices (exploration 0.33), random rollouts"
     settings_spec = {
         "exploration": Setting(MCTS_EXPLORATION, "UCT exploration term c (deeparchitect.txt Sec. 7.2: 0.33)",
-                               type=float),
+                               type=float, domain=NONNEGATIVE),
     }
 
     def setup(self) -> None:
-        if not self.settings["exploration"] >= 0:
-            raise InvalidSettingError(f"da_mcts: exploration must be >= 0, got {self.settings['exploration']}")
         self.root = _Node()
         self._paths: dict[Hashable, deque[list[int]]] = {}  # key -> tree paths of its asked, untold walks
         self._worst: float | None = None
@@ -322,22 +320,19 @@ class DASMBO(_DASearcher):
     needs = ("walk", "features")
     test_settings = {"n_samples": 64}  # small: quick conformance checks
     settings_spec = {
-        "n_samples": Setting(SMBO_SAMPLES, "random architectures scored per ask (Sec. 7.2: 512)", type=int),
+        "n_samples": Setting(SMBO_SAMPLES, "random architectures scored per ask (Sec. 7.2: 512)", type=int,
+                             domain=POSITIVE_INT),
         "exploration_prob": Setting(SMBO_EXPLORATION_PROB, "probability of a random architecture (Sec. 7.2: 0.1)",
-                                    type=float),
-        "hash_size": Setting(HASH_SIZE, "feature-hashing buckets (authors' HashingSurrogate: 2048)", type=int),
+                                    type=float, domain=UNIT),
+        "hash_size": Setting(HASH_SIZE, "feature-hashing buckets (authors' HashingSurrogate: 2048)", type=int,
+                             domain=POSITIVE_INT),
         "ridge_alpha": Setting(RIDGE_ALPHA, "ridge penalty of the linear surrogate (authors' code: 1e-5)",
-                               type=float),
+                               type=float, domain=POSITIVE),
         "refit_interval": Setting(REFIT_INTERVAL, "refit the surrogate every this many results (authors: 1)",
-                                  type=int),
+                                  type=int, domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:
-        st = self.settings
-        if st["n_samples"] < 1 or st["hash_size"] < 1 or st["refit_interval"] < 1:
-            raise InvalidSettingError("da_smbo: n_samples, hash_size and refit_interval must be >= 1")
-        if not 0.0 <= st["exploration_prob"] <= 1.0 or not st["ridge_alpha"] > 0:
-            raise InvalidSettingError("da_smbo: exploration_prob must be in [0, 1] and ridge_alpha > 0")
         self._rows: list[np.ndarray] = []  # bucket indices of each observation
         self._y: list[float] = []
         self._w: np.ndarray | None = None
@@ -438,14 +433,13 @@ class DAEvolution(_DASearcher):
     description = "DeepArchitect regularized evolution: population 100, tournament 25, one-value mutation"
     test_settings = {"population_size": 5, "sample_size": 3}  # small: quick conformance checks
     settings_spec = {
-        "population_size": Setting(POPULATION, "population size P (deeparchitect.txt Sec. 7.2: 100)", type=int),
-        "sample_size": Setting(TOURNAMENT, "tournament sample size S (Sec. 7.2: 25)", type=int),
+        "population_size": Setting(POPULATION, "population size P (deeparchitect.txt Sec. 7.2: 100)", type=int,
+                                   domain=POSITIVE_INT),
+        "sample_size": Setting(TOURNAMENT, "tournament sample size S (Sec. 7.2: 25)", type=int, domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:
-        p, s = self.settings["population_size"], self.settings["sample_size"]
-        if p < 1 or s < 1:
-            raise InvalidSettingError(f"da_evolution: population_size and sample_size must be >= 1, got {p}, {s}")
+        p = self.settings["population_size"]
         self.population: deque[tuple[Any, list[Decision], float]] = deque(maxlen=p)
         self._traces: dict[Hashable, list[Decision]] = {}
 

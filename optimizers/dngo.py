@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Interval, Setting
 
 from .models import acq_opt
 from .models.acquisition import integrated_ei
@@ -156,36 +156,44 @@ class DNGO(Optimizer):
                      "n_burn": 3, "n_burn_later": 1, "n_candidates": 64, "n_spray": 8, "n_starts": 1,
                      "maxiter": 3, "n_fantasies": 2}
     settings_spec = {
-        "n_init": Setting(3, "initial Latin-hypercube design size (ours, as gp_ei: RoBO's n_init=3)"),
-        "n_layers": Setting(3, "hidden tanh layers (paper Sec. 3.1.1)"),
-        "n_units": Setting(50, "units per hidden layer = basis size D (paper Sec. 3.1.1)"),
+        "n_init": Setting(3, "initial Latin-hypercube design size (ours, as gp_ei: RoBO's n_init=3)",
+                          domain=POSITIVE_INT),
+        "n_layers": Setting(3, "hidden tanh layers (paper Sec. 3.1.1)", domain=POSITIVE_INT),
+        "n_units": Setting(50, "units per hidden layer = basis size D (paper Sec. 3.1.1)", domain=POSITIVE_INT),
         "epochs": Setting(100, "SGD epochs over the data (ours; pybnn uses 500 epochs of batch 10 with Adam: "
-                               "32x the steps, minutes per ask at n = 2000 on our machine)"),
-        "batch_size": Setting(64, "minibatch size (ours; pybnn: 10)"),
-        "min_steps": Setting(2000, "at least this many SGD steps, for small n (ours)"),
+                               "32x the steps, minutes per ask at n = 2000 on our machine)", domain=NONNEGATIVE_INT),
+        "batch_size": Setting(64, "minibatch size (ours; pybnn: 10)", domain=POSITIVE_INT),
+        "min_steps": Setting(2000, "at least this many SGD steps, for small n (ours)", domain=NONNEGATIVE_INT),
         "learning_rate": Setting(0.05, "SGD learning rate (ours: pybnn's 0.01 is for Adam; with SGD at 2,000 steps "
-                                       "0.01 underfits, see docs/results/dngo.md)"),
-        "momentum": Setting(0.9, "SGD momentum (paper: SGD with momentum, value not stated; ours)"),
-        "weight_decay": Setting(1e-4, "l2 penalty on the weights (paper 3.1.1: 'very modest'; value ours)"),
+                                       "0.01 underfits, see docs/results/dngo.md)", domain=POSITIVE),
+        "momentum": Setting(0.9, "SGD momentum (paper: SGD with momentum, value not stated; ours)",
+                            domain=Interval(float, 0, 1, closed="left")),
+        "weight_decay": Setting(1e-4, "l2 penalty on the weights (paper 3.1.1: 'very modest'; value ours)",
+                                domain=NONNEGATIVE),
         "n_samples": Setting(10, "hyperparameter samples per ask, consecutive slice-sampling sweeps "
-                                 "(ours; the same count as combo's, combo.txt Sec. 2.4)"),
-        "n_burn": Setting(100, "burn-in sweeps at the first model-based ask (ours, as combo/gp_ei: 100)"),
-        "n_burn_later": Setting(10, "burn-in sweeps at later asks, continuing the chain on the new basis (ours)"),
+                                 "(ours; the same count as combo's, combo.txt Sec. 2.4)", domain=POSITIVE_INT),
+        "n_burn": Setting(100, "burn-in sweeps at the first model-based ask (ours, as combo/gp_ei: 100)",
+                          domain=NONNEGATIVE_INT),
+        "n_burn_later": Setting(10, "burn-in sweeps at later asks, continuing the chain on the new basis (ours)",
+                                domain=NONNEGATIVE_INT),
         "center_std": Setting(0.25, "std of the Gaussian prior on the quadratic's centre c, mean 0.5 (paper "
-                                    "3.1.3 gives the mean; the std is ours)"),
+                                    "3.1.3 gives the mean; the std is ours)", domain=POSITIVE),
         "offset_std": Setting(1.0, "std of the N(0, s^2) prior on the offset lambda, standardised units (ours; "
-                                   "the paper names no prior)"),
+                                   "the paper names no prior)", domain=POSITIVE),
         "horseshoe_scale": Setting(1.0, "horseshoe scale on the quadratic's diagonal Lambda_kk (paper 3.1.3 "
-                                        "names the prior; the scale is ours)"),
+                                        "names the prior; the scale is ours)", domain=POSITIVE),
         "noisy_ei": Setting(True, "EI with the predictive variance of Eq. (5), which includes 1/beta (paper); "
                                   "false: latent variance"),
         **pending_settings(10, "paper 3.3: many fantasy sets per decision; 10 is ours"),
         "constraint_prior_precision": Setting(1.0, "prior precision of the logistic regression weights of the "
-                                                   "constraint model (ours; paper 3.2 names Laplace, no prior)"),
-        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (as gp_ei)"),
-        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (as gp_ei)"),
-        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (as gp_ei)"),
-        "maxiter": Setting(50, "L-BFGS-B iterations per start (as gp_ei)"),
+                                                   "constraint model (ours; paper 3.2 names Laplace, no prior)",
+                                              domain=POSITIVE),
+        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (as gp_ei)",
+                                domain=POSITIVE_INT),
+        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (as gp_ei)",
+                           domain=NONNEGATIVE_INT),
+        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (as gp_ei)", domain=POSITIVE_INT),
+        "maxiter": Setting(50, "L-BFGS-B iterations per start (as gp_ei)", domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
@@ -37,7 +37,7 @@ class EntropySearchOptimizer(Optimizer):
                      "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
                      "n_local": 8}
     settings_spec = {
-        "n_init": Setting(3, "initial Latin-hypercube design size (RoBO default n_init=3)"),
+        "n_init": Setting(3, "initial Latin-hypercube design size (RoBO default n_init=3)", domain=POSITIVE_INT),
         **MCMC_SETTINGS,
         **ES_SETTINGS,
     }

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchsuite.optimizer import Capabilities
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 
 from .models import gp
 from .models.bo_common import latin_hypercube
@@ -47,7 +47,7 @@ class Fabolas(CostAwareES):
                      "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
                      "n_local": 8, "n_init": 3, "overhead_in_cost": False}
     settings_spec = {
-        "n_init": Setting(10, "initial design size k (fabolas.txt Sec. 3.3: k = 10)"),
+        "n_init": Setting(10, "initial design size k (fabolas.txt Sec. 3.3: k = 10)", domain=POSITIVE_INT),
         "init_subsets": Setting((1 / 64, 1 / 32, 1 / 16, 1 / 8),
                                 "subset fractions the initial design cycles through (fabolas.txt Sec. 3.3, SVM)",
                                 type=tuple),

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
@@ -42,12 +42,15 @@ class GPEI(Optimizer):
     test_settings = {"burnin": 5, "chain_length": 3, "n_init": 3, "n_candidates": 64, "n_spray": 16,
                      "n_starts": 1, "maxiter": 5}
     settings_spec = {
-        "n_init": Setting(3, "initial Latin-hypercube design size (RoBO bayesian_optimization default n_init=3)"),
+        "n_init": Setting(3, "initial Latin-hypercube design size (RoBO bayesian_optimization default n_init=3)",
+                          domain=POSITIVE_INT),
         **MCMC_SETTINGS,
-        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (our choice)"),
-        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)"),
-        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)"),
-        "maxiter": Setting(50, "L-BFGS-B iterations per start (our choice)"),
+        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (our choice)",
+                                domain=POSITIVE_INT),
+        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)",
+                           domain=NONNEGATIVE_INT),
+        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)", domain=POSITIVE_INT),
+        "maxiter": Setting(50, "L-BFGS-B iterations per start (our choice)", domain=POSITIVE_INT),
         **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE, Interval, Setting
 
 
 @dataclass
@@ -74,8 +74,10 @@ class Hyperband(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed", "architecture"}, fidelity="requires",
                             parallel=True)
     settings_spec = {
-        "eta": Setting(3, "halving rate; 3 is Li et al.'s recommendation, used by fabolas.txt Sec. 4"),
-        "min_fidelity": Setting(None, "smallest resource; default: the fidelity's lower bound (issue 5)", type=float),
+        "eta": Setting(3, "halving rate; 3 is Li et al.'s recommendation, used by fabolas.txt Sec. 4",
+                       domain=Interval(int, 2, None)),
+        "min_fidelity": Setting(None, "smallest resource; default: the fidelity's lower bound (issue 5)", type=float,
+                                domain=[None, POSITIVE]),
         "incumbent": Setting("full", "full: best at full fidelity only, none before (fabolas.txt Sec. 4); "
                              "any: fall back to the best at any fidelity", choices=("full", "any")),
     }
@@ -83,10 +85,6 @@ class Hyperband(Optimizer):
     def setup(self) -> None:
         fid = self.fidelity
         self.eta = int(self.settings["eta"])
-        if self.eta < 2:
-            from benchsuite.errors import InvalidSettingError
-
-            raise InvalidSettingError(f"optimizer 'hyperband': eta must be an integer >= 2, got {self.eta}")
         self.r_max = float(fid.full)
         self.r_min = float(self.settings["min_fidelity"] or fid.low)
         ratio = self.r_max / self.r_min

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchsuite.optimizer import Capabilities
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Interval, Setting
 
 from .models import gp
 from .models.bo_common import latin_hypercube
@@ -38,13 +38,15 @@ class MTBO(CostAwareES):
                      "n_innovations": 3, "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1,
                      "n_local": 8, "n_init": 3, "overhead_in_cost": False}
     settings_spec = {
-        "aux_fraction": Setting(0.25, "auxiliary task's subset fraction (fabolas.txt Sec. 4.1: 1/4 worked best)"),
+        "aux_fraction": Setting(0.25, "auxiliary task's subset fraction (fabolas.txt Sec. 4.1: 1/4 worked best)",
+                                domain=Interval(float, 0, 1, closed="neither")),
         "n_init": Setting(10, "initial random configurations on the auxiliary task (our choice, Fabolas' k; "
-                              "RoBO mtbo default is 2)"),
+                              "RoBO mtbo default is 2)", domain=POSITIVE_INT),
         **CostAwareES.common_settings,
         "n_walkers": Setting(20, "emcee walkers = hyperparameter samples (RoBO fmin/mtbo.py n_hypers=20); raised to "
-                                 "emcee's minimum of 2 x the number of hyperparameters"),
-        "chain_length": Setting(200, "MCMC steps per later fit (RoBO fmin/mtbo.py chain_length=200)"),
+                                 "emcee's minimum of 2 x the number of hyperparameters", domain=POSITIVE_INT),
+        "chain_length": Setting(200, "MCMC steps per later fit (RoBO fmin/mtbo.py chain_length=200)",
+                                domain=POSITIVE_INT),
     }
 
     target_coord = 1.0

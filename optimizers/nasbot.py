@@ -78,9 +78,8 @@ from typing import Any
 
 import numpy as np
 
-from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 # -- constants, with their sources ---------------------------------------------------------
 #: structural weights nu_str of the OTMANN distances in the kernel (nn/nn_gp.py struct_coeffs)
@@ -251,7 +250,8 @@ def initial_design(space: Any, rng: np.random.Generator, n_fallback: int = N_INI
 
 _COMMON_SETTINGS = {
     "n_init": Setting(N_INIT_FALLBACK, "random initial configurations on a space without an initial pool "
-                                       "(layer graphs use the authors' pool, opt/nn_opt_utils.py)"),
+                                       "(layer graphs use the authors' pool, opt/nn_opt_utils.py)",
+                      domain=POSITIVE_INT),
 }
 
 
@@ -261,8 +261,6 @@ class _EvolutionBase(Optimizer):
     supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True)
 
     def setup(self) -> None:
-        if self.settings["n_init"] < 1:
-            raise InvalidSettingError(f"{self.name}: n_init must be at least 1, got {self.settings['n_init']}")
         self.design = initial_design(self.space, self.rng, self.settings["n_init"])
         self.n_asked = 0
         self.last_timing: dict[str, float] = {}
@@ -313,12 +311,11 @@ class NASBOTEA(_EvolutionBase):
     name = "nasbot_ea"
     description = "NASBOT's evolutionary baseline: fitness-proportional selection + Table 2 mutations"
     settings_spec = dict(_COMMON_SETTINGS, mutations_per_round=Setting(
-        EA_MUTATIONS_PER_ROUND, "children per EA round (authors' opt/ga_optimiser.py num_mutations_per_epoch)"))
+        EA_MUTATIONS_PER_ROUND, "children per EA round (authors' opt/ga_optimiser.py num_mutations_per_epoch)",
+                                                                       domain=POSITIVE_INT))
 
     def setup(self) -> None:
         super().setup()
-        if self.settings["mutations_per_round"] < 1:
-            raise InvalidSettingError(f"{self.name}: mutations_per_round must be at least 1")
         self.queue: list[Any] = []
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
@@ -372,9 +369,9 @@ class NASBOT(_EvolutionBase):
     settings_spec = dict(
         _COMMON_SETTINGS,
         hp_samples=Setting(0, "hyperparameter draws weighted by exp(lml); 0 = min(1e5, max(500, 400 p)) "
-                              "(authors' gp/gp_core.py rand_exp_sampling)"),
+                              "(authors' gp/gp_core.py rand_exp_sampling)", domain=NONNEGATIVE_INT),
         refit_every=Setting(REFIT_EVERY, "asks per hyperparameter re-draw; that many draws are kept and cycled "
-                                         "(authors' build_new_model_every)"),
+                                         "(authors' build_new_model_every)", domain=POSITIVE_INT),
         acq_seeds=Setting("initial_pool", "EA start for EI: the initial pool (authors' ga_init_pool) or the "
                                           "initial pool plus every evaluated network",
                           choices=("initial_pool", "initial_pool+evaluated")),
@@ -383,9 +380,6 @@ class NASBOT(_EvolutionBase):
     def setup(self) -> None:
         super().setup()
         from .models.distance_kernel import DistanceStore, DistanceSumKernel
-
-        if self.settings["refit_every"] < 1 or self.settings["hp_samples"] < 0:
-            raise InvalidSettingError(f"{self.name}: refit_every must be >= 1 and hp_samples >= 0")
         pairwise, n_dists, beta_bounds = distance_function(self.space)
         self.store = DistanceStore(pairwise, self.space.key, 2, n_dists)
         self.kernel = DistanceSumKernel(self.store, DIST_POWERS, ALPHA_BOUNDS, beta_bounds)

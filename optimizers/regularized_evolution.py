@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 
 
 class RegularizedEvolution(Optimizer):
@@ -33,16 +33,15 @@ class RegularizedEvolution(Optimizer):
                             parallel=True)
     test_settings = {"population_size": 4, "sample_size": 2}  # small: quick conformance checks
     settings_spec = {
-        "population_size": Setting(50, "population size P (COMBO Supp. 4.4.4 / authors' code: 50)"),
-        "sample_size": Setting(15, "tournament sample size S (COMBO Supp. 4.4.4 / authors' code: 15)"),
+        "population_size": Setting(50, "population size P (COMBO Supp. 4.4.4 / authors' code: 50)",
+                                   domain=POSITIVE_INT),
+        "sample_size": Setting(15, "tournament sample size S (COMBO Supp. 4.4.4 / authors' code: 15)",
+                               domain=POSITIVE_INT),
         "avoid_duplicates": Setting(True, "re-mutate (up to 20 times) a child that was already evaluated"),
         "valid_only": Setting(True, "re-mutate (up to 20 times) a child the space calls invalid (COMBO Supp. 4.4.4)"),
     }
 
     def setup(self) -> None:
-        if self.settings["population_size"] < 1 or self.settings["sample_size"] < 1:
-            from benchsuite.errors import InvalidSettingError
-            raise InvalidSettingError("regularized_evolution: population_size and sample_size must be >= 1")
         self.population: deque[tuple[object, float]] = deque()
         self.seen: set = set()
 

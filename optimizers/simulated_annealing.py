@@ -8,7 +8,7 @@ import numpy as np
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
 from optimizers.models.annealing import random_moves, unordered_mask
 
 
@@ -32,11 +32,14 @@ class SimulatedAnnealing(Optimizer):
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
     test_settings = {"n_init": 3}  # small: quick conformance checks
     settings_spec = {
-        "n_init": Setting(20, "random configurations before the walk starts at the best (combo.txt Sec. 4: 20)"),
-        "t_max": Setting(1.0, "initial temperature, in units of the initial losses' standard deviation"),
-        "t_min": Setting(0.01, "final temperature, same units"),
-        "n_steps": Setting(250, "Metropolis steps over which T cools from t_max to t_min"),
-        "max_free_steps": Setting(100, "steps on already-evaluated neighbours allowed per ask"),
+        "n_init": Setting(20, "random configurations before the walk starts at the best (combo.txt Sec. 4: 20)",
+                          domain=POSITIVE_INT),
+        "t_max": Setting(1.0, "initial temperature, in units of the initial losses' standard deviation",
+                         domain=POSITIVE),
+        "t_min": Setting(0.01, "final temperature, same units", domain=POSITIVE),
+        "n_steps": Setting(250, "Metropolis steps over which T cools from t_max to t_min", domain=POSITIVE_INT),
+        "max_free_steps": Setting(100, "steps on already-evaluated neighbours allowed per ask",
+                                  domain=NONNEGATIVE_INT),
     }
 
     def setup(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 from benchsuite.convert import from_configspace, require, to_configspace
 
 
@@ -40,7 +40,7 @@ class SMAC(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
-        "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)"),
+        "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)", domain=POSITIVE_INT),
         "facade": Setting("hpo", "SMAC facade: hpo (random forest) or bb (Gaussian process)", choices=("hpo", "bb")),
     }
 

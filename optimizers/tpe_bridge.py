@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 from benchsuite.convert import from_optuna, require, to_optuna_distributions
 
 
@@ -32,8 +32,10 @@ class TPE(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
-        "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)"),
-        "n_ei_candidates": Setting(24, "candidates drawn from l(x) per suggestion (Optuna/hyperopt default 24)"),
+        "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)",
+                          domain=NONNEGATIVE_INT),
+        "n_ei_candidates": Setting(24, "candidates drawn from l(x) per suggestion (Optuna/hyperopt default 24)",
+                                   domain=POSITIVE_INT),
         "multivariate": Setting(False, "joint (multivariate) TPE instead of independent per-variable TPE"),
         "ordinal_as": Setting("index", "ordinal variables as an ordered level index or as unordered categories",
                               choices=("index", "categorical")),

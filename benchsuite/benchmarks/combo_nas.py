@@ -76,10 +76,9 @@ import numpy as np
 
 from ..architectures import combo_cell
 from ..benchmark import Requirements, Result
-from ..errors import InvalidSettingError
 from ..datasets import CIFAR_SETTINGS
 from ..live import CIFAR_TEST_SETTINGS, TEST_SEED, LiveTrainingBenchmark
-from ..settings import DEVICE_SETTINGS, Setting
+from ..settings import DEVICE_SETTINGS, NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
@@ -121,29 +120,33 @@ class ComboNas(LiveTrainingBenchmark):
                      "test_eval": False, "device": "cpu", "threads": 1}
     settings_spec = {
         **CIFAR_SETTINGS,
-        "channels": Setting(CHANNELS, "channels of the first cell (paper: 16; then 32, 64)", type=int),
-        "n_train": Setting(30_000, "training images (paper: 30,000; fewer = fixed stratified subset)", type=int),
-        "n_val": Setting(10_000, "validation images (paper: 10,000)", type=int),
+        "channels": Setting(CHANNELS, "channels of the first cell (paper: 16; then 32, 64)", type=int,
+                            domain=POSITIVE_INT),
+        "n_train": Setting(30_000, "training images (paper: 30,000; fewer = fixed stratified subset)", type=int,
+                           domain=POSITIVE_INT),
+        "n_val": Setting(10_000, "validation images (paper: 10,000)", type=int, domain=POSITIVE_INT),
         **CIFAR_TEST_SETTINGS,
-        "epochs": Setting(MAX_EPOCHS, "epochs at full fidelity (paper: 20); the fidelity axis is 1..epochs", type=int),
-        "n_repeats": Setting(N_REPEATS, "training runs averaged per evaluation (paper and code: 4)", type=int),
-        "batch_size": Setting(BATCH_SIZE, "minibatch size (paper: 100)", type=int),
-        "lr": Setting(1e-3, "Adam learning rate (PyTorch default, as the paper)", type=float),
-        "weight_decay": Setting(WEIGHT_DECAY, "Adam weight decay (authors' nas_evaluation.py: 5e-5)", type=float),
+        "epochs": Setting(MAX_EPOCHS, "epochs at full fidelity (paper: 20); the fidelity axis is 1..epochs", type=int,
+                          domain=POSITIVE_INT),
+        "n_repeats": Setting(N_REPEATS, "training runs averaged per evaluation (paper and code: 4)", type=int,
+                             domain=POSITIVE_INT),
+        "batch_size": Setting(BATCH_SIZE, "minibatch size (paper: 100)", type=int, domain=POSITIVE_INT),
+        "lr": Setting(1e-3, "Adam learning rate (PyTorch default, as the paper)", type=float, domain=POSITIVE),
+        "weight_decay": Setting(WEIGHT_DECAY, "Adam weight decay (authors' nas_evaluation.py: 5e-5)", type=float,
+                                domain=NONNEGATIVE),
         "early_stop_window": Setting(EARLY_STOP_WINDOW, "stop when val accuracy < that of this many epochs "
-                                                        "before (paper: 10; 0 = never)", type=int),
-        "lambda": Setting(LAMBDA, "FLOPs penalty weight (authors' nas_binary.py: 0.02)", type=float),
+                                                        "before (paper: 10; 0 = never)", type=int,
+                                     domain=NONNEGATIVE_INT),
+        "lambda": Setting(LAMBDA, "FLOPs penalty weight (authors' nas_binary.py: 0.02)", type=float,
+                          domain=NONNEGATIVE),
         "invalid_cost_s": Setting(1.0, "simulated seconds an invalid cell costs (scored without training)",
-                                  type=float),
+                                  type=float, domain=NONNEGATIVE),
         "test_eval": Setting(True, "test_loss trains fresh runs and scores the test set (false: NaN)", type=bool),
         **DEVICE_SETTINGS,
     }
 
     def setup(self) -> None:
         st = self.settings
-        self.require_at_least(1, "channels", "n_train", "n_val", "n_test", "epochs", "n_repeats", "batch_size")
-        if st["early_stop_window"] < 0 or st["invalid_cost_s"] < 0 or st["lambda"] < 0:
-            raise InvalidSettingError("combo_nas: early_stop_window, invalid_cost_s and lambda must be >= 0")
         self.space = combo_cell.make_space()
         self.fidelity = self.make_fidelity()
         self.max_flops = combo_cell.network_flops(combo_cell.max_flops_config(), st["channels"])

@@ -32,8 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import CodeBenchmark
-from ..errors import InvalidSettingError
-from ..settings import Setting
+from ..settings import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE_INT, Setting
 from ..space import Binary, Categorical, Space
 
 _LAMBDAS = (0.0, 1e-4, 1e-2)  # combo.txt Table 1 / Supp. 4.1
@@ -89,9 +88,11 @@ class IsingSparsification(_ComboProblem):
     name = "ising"
     description = "Ising sparsification: 24 binary edges of a 4x4 Ising model, exact KL + lambda*|x| (combo.txt Sec. 4.1)"
     settings_spec = {
-        "lambda": Setting(0.0, "regularisation coefficient lambda (paper: 0, 1e-4, 1e-2)", type=float),
-        "problem_seed": Setting(0, "seed that fixes the couplings (separate from the run seed)", type=int),
-        "cost_s": Setting(1.0, "simulated seconds each evaluation costs"),
+        "lambda": Setting(0.0, "regularisation coefficient lambda (paper: 0, 1e-4, 1e-2)", type=float,
+                          domain=NONNEGATIVE),
+        "problem_seed": Setting(0, "seed that fixes the couplings (separate from the run seed)", type=int,
+                                domain=NONNEGATIVE_INT),
+        "cost_s": Setting(1.0, "simulated seconds each evaluation costs", domain=NONNEGATIVE),
     }
     grid = (4, 4)
 
@@ -143,11 +144,14 @@ class ContaminationControl(_ComboProblem):
     name = "contamination"
     description = "contamination control: 25 binary prevention decisions, Monte Carlo cost + constraint (combo.txt Sec. 4.1)"
     settings_spec = {
-        "lambda": Setting(0.0, "regularisation coefficient lambda (paper: 0, 1e-4, 1e-2)", type=float),
-        "problem_seed": Setting(0, "seed that fixes the Monte Carlo draws (separate from the run seed)", type=int),
-        "n_stages": Setting(25, "stages in the chain (original code: 25; combo.txt text: 21)", type=int),
-        "n_mc": Setting(100, "Monte Carlo simulations (original code: 100)", type=int),
-        "cost_s": Setting(1.0, "simulated seconds each evaluation costs"),
+        "lambda": Setting(0.0, "regularisation coefficient lambda (paper: 0, 1e-4, 1e-2)", type=float,
+                          domain=NONNEGATIVE),
+        "problem_seed": Setting(0, "seed that fixes the Monte Carlo draws (separate from the run seed)", type=int,
+                                domain=NONNEGATIVE_INT),
+        "n_stages": Setting(25, "stages in the chain (original code: 25; combo.txt text: 21)", type=int,
+                            domain=POSITIVE_INT),
+        "n_mc": Setting(100, "Monte Carlo simulations (original code: 100)", type=int, domain=POSITIVE_INT),
+        "cost_s": Setting(1.0, "simulated seconds each evaluation costs", domain=NONNEGATIVE),
     }
     # constants of Supp. 4.1.2 / BOCS
     U = 0.1
@@ -156,8 +160,6 @@ class ContaminationControl(_ComboProblem):
 
     def setup(self) -> None:
         n, m = self.settings["n_stages"], self.settings["n_mc"]
-        if n < 1 or m < 1:
-            raise InvalidSettingError("contamination: n_stages and n_mc must be at least 1")
         self.space = Space([Binary(f"x{i:02d}") for i in range(n)])
         rng = problem_rng(self.settings["problem_seed"], "contamination")
         self.init_z = rng.beta(1.0, 30.0, size=m)
@@ -198,10 +200,12 @@ class PestControl(_ComboProblem):
     name = "pest_control"
     description = "pest control: 25 stations x 5 categorical choices, Monte Carlo price + infestation (combo.txt Sec. 4.2)"
     settings_spec = {
-        "problem_seed": Setting(0, "seed that fixes the Monte Carlo draws (separate from the run seed)", type=int),
-        "n_stages": Setting(25, "stations in the chain (original code: 25; combo.txt text: 21)", type=int),
-        "n_mc": Setting(100, "Monte Carlo simulations (original code: 100)", type=int),
-        "cost_s": Setting(1.0, "simulated seconds each evaluation costs"),
+        "problem_seed": Setting(0, "seed that fixes the Monte Carlo draws (separate from the run seed)", type=int,
+                                domain=NONNEGATIVE_INT),
+        "n_stages": Setting(25, "stations in the chain (original code: 25; combo.txt text: 21)", type=int,
+                            domain=POSITIVE_INT),
+        "n_mc": Setting(100, "Monte Carlo simulations (original code: 100)", type=int, domain=POSITIVE_INT),
+        "cost_s": Setting(1.0, "simulated seconds each evaluation costs", domain=NONNEGATIVE),
     }
     n_choices = 5
     U = 0.1
@@ -212,8 +216,6 @@ class PestControl(_ComboProblem):
 
     def setup(self) -> None:
         n, m = self.settings["n_stages"], self.settings["n_mc"]
-        if n < 1 or m < 1:
-            raise InvalidSettingError("pest_control: n_stages and n_mc must be at least 1")
         self.space = Space([Categorical(f"x{i:02d}", tuple(range(self.n_choices))) for i in range(n)])
         rng = problem_rng(self.settings["problem_seed"], "pest_control")
         self.init_z = rng.beta(1.0, 30.0, size=m)

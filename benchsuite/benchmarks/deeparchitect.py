@@ -50,7 +50,7 @@ from ..benchmark import Benchmark, Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..errors import InvalidSettingError
 from ..live import CIFAR_TEST_SETTINGS, TEST_EVAL_ONE_RUN, LiveTrainingBenchmark
-from ..settings import DEVICE_SETTINGS, Setting
+from ..settings import DEVICE_SETTINGS, POSITIVE, POSITIVE_INT, Setting
 from .nb201 import NB201_TASKS, Nb201Cifar10, Nb201Cifar100, Nb201Imagenet16
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
@@ -110,12 +110,13 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
                                  type=dict),
         **CIFAR_SETTINGS,
         "n_train": Setting(N_TRAIN, "training images (authors: data_batch_1-4, 40,000; fewer = fixed "
-                                    "stratified subset)", type=int),
-        "n_val": Setting(N_VAL, "validation images (authors: data_batch_5, 10,000)", type=int),
+                                    "stratified subset)", type=int, domain=POSITIVE_INT),
+        "n_val": Setting(N_VAL, "validation images (authors: data_batch_5, 10,000)", type=int, domain=POSITIVE_INT),
         **CIFAR_TEST_SETTINGS,
-        "epochs": Setting(EPOCHS, "epochs at full fidelity (Sec. 7: 25); the fidelity is 1..epochs", type=int),
-        "batch_size": Setting(BATCH_SIZE, "minibatch size (authors' evaluator: 256)", type=int),
-        "lr": Setting(LR, "Adam learning rate, constant (Sec. 7: 0.001)", type=float),
+        "epochs": Setting(EPOCHS, "epochs at full fidelity (Sec. 7: 25); the fidelity is 1..epochs", type=int,
+                          domain=POSITIVE_INT),
+        "batch_size": Setting(BATCH_SIZE, "minibatch size (authors' evaluator: 256)", type=int, domain=POSITIVE_INT),
+        "lr": Setting(LR, "Adam learning rate, constant (Sec. 7: 0.001)", type=float, domain=POSITIVE),
         "augment": Setting(False, "random crop + flip (the authors' search phase: none)", type=bool),
         "test_eval": TEST_EVAL_ONE_RUN,
         **DEVICE_SETTINGS,
@@ -125,9 +126,6 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
         from ..architectures.deeparchitect import make_space
 
         st = self.settings
-        self.require_at_least(1, "n_train", "n_val", "n_test", "epochs", "batch_size")
-        if not st["lr"] > 0:
-            raise InvalidSettingError(f"{self.name}: lr must be positive, got {st['lr']}")
         try:
             self.space = make_space(st["space"], **st["space_options"])
         except TypeError as exc:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark, Requirements, Result
-from ..settings import Setting
+from ..settings import POSITIVE, POSITIVE_INT, Setting
 from ..space import Float, Integer, Space
 
 MNIST_FILES = ("mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz",
@@ -82,11 +82,12 @@ class LogregMnist(Benchmark):
     settings_spec = {
         "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data", type=str),
         "n_train": Setting(50000, "training images drawn from the official training set (the usual "
-                                  "50,000 / 10,000 split; ours)"),
-        "n_val": Setting(10000, "validation images (the rest of the official training set)"),
-        "epochs_factor": Setting(1.0, "multiplies the configuration's epochs (1 = the paper; less for CPU budgets)"),
+                                  "50,000 / 10,000 split; ours)", domain=POSITIVE_INT),
+        "n_val": Setting(10000, "validation images (the rest of the official training set)", domain=POSITIVE_INT),
+        "epochs_factor": Setting(1.0, "multiplies the configuration's epochs (1 = the paper; less for CPU budgets)",
+                                 domain=POSITIVE),
         "device": Setting("auto", "torch device: auto, cpu, cuda", type=str),
-        "threads": Setting(1, "torch CPU threads per evaluation"),
+        "threads": Setting(1, "torch CPU threads per evaluation", domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:

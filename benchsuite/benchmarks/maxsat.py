@@ -30,7 +30,7 @@ import numpy as np
 from ..benchmark import CodeBenchmark, Requirements
 from ..data import data_file, sha256_of
 from ..errors import DataError
-from ..settings import Setting
+from ..settings import NONNEGATIVE, Setting
 from ..space import Binary, Space
 
 
@@ -120,7 +120,7 @@ class _MaxSAT(CodeBenchmark):
     file: ClassVar[str] = ""
     settings_spec = {
         "data_dir": Setting("", "data directory (default: $BENCHSUITE_DATA or ../shared/data)", type=str),
-        "cost_s": Setting(1.0, "simulated seconds each evaluation costs"),
+        "cost_s": Setting(1.0, "simulated seconds each evaluation costs", domain=NONNEGATIVE),
     }
 
     def setup(self) -> None:

@@ -54,9 +54,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..benchmark import Requirements, Result
 from ..datasets import CIFAR_SETTINGS
-from ..errors import InvalidSettingError
 from ..live import LiveTrainingBenchmark
-from ..settings import DEVICE_SETTINGS, Setting
+from ..settings import DEVICE_SETTINGS, NONNEGATIVE, NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..architectures.layer_graph import LayerGraph
@@ -82,10 +81,12 @@ CNN_SCALE = (128.0, 128.0, 128.0)               # cifar10_model.py: x / 128 - 1
 LOW_FIDELITY_FRAC = 0.2     # dragonfly config_mlp_mf.json: num_batch_loops 40..200
 
 _SPACE_SETTINGS = {
-    "max_num_layers": Setting(60, "most layers of a network (authors' demos: 60)", type=int),
-    "min_num_layers": Setting(5, "fewest layers (authors' demos: 5)", type=int),
-    "max_num_units_per_layer": Setting(1024, "most units of a layer (authors' demos: 1024)", type=int),
-    "min_num_units_per_layer": Setting(8, "fewest units of a layer (authors' demos: 8)", type=int),
+    "max_num_layers": Setting(60, "most layers of a network (authors' demos: 60)", type=int, domain=POSITIVE_INT),
+    "min_num_layers": Setting(5, "fewest layers (authors' demos: 5)", type=int, domain=POSITIVE_INT),
+    "max_num_units_per_layer": Setting(1024, "most units of a layer (authors' demos: 1024)", type=int,
+                                       domain=POSITIVE_INT),
+    "min_num_units_per_layer": Setting(8, "fewest units of a layer (authors' demos: 8)", type=int,
+                                       domain=POSITIVE_INT),
 }
 _COMMON_SETTINGS = {
     "score": Setting("best", "loss of a training: best validation score over the scorings (authors' code) or last",
@@ -107,11 +108,6 @@ class _NasbotLive(LiveTrainingBenchmark):
     def setup(self) -> None:
         from ..architectures.layer_graph import LayerGraphSpace
 
-        st = self.settings
-        self.require_at_least(1, "iterations", "batch_size", "eval_every")
-        self.require_at_least(0, "n_train", "n_val")
-        if not (st["lr"] >= 0):
-            raise InvalidSettingError(f"{self.name}: lr must be non-negative, got {st['lr']}")
         self.space = LayerGraphSpace(self.net_kind, **self.pick_settings(_SPACE_SETTINGS))
         self.fidelity = self.make_fidelity()
 
@@ -185,19 +181,22 @@ class _NasbotMLP(_NasbotLive):
     settings_spec = {
         "data_dir": Setting("", "data directory; empty = $BENCHSUITE_DATA or ../shared/data or "
                                 "~/.cache/benchsuite/data", type=str),
-        "iterations": Setting(MLP_ITERATIONS, "SGD iterations at full fidelity (nasbot.txt Sec. 5: 20K)", type=int),
-        "batch_size": Setting(MLP_BATCH, "minibatch size (nasbot.txt Sec. 5: 256)", type=int),
+        "iterations": Setting(MLP_ITERATIONS, "SGD iterations at full fidelity (nasbot.txt Sec. 5: 20K)", type=int,
+                              domain=POSITIVE_INT),
+        "batch_size": Setting(MLP_BATCH, "minibatch size (nasbot.txt Sec. 5: 256)", type=int, domain=POSITIVE_INT),
         "lr": Setting(MLP_LR, "fixed SGD step size (nasbot.txt Sec. 5: 1e-5; see the module docstring)",
-                      type=float),
+                      type=float, domain=NONNEGATIVE),
         "optimizer": Setting("sgd", "sgd (nasbot.txt Sec. 5: plain SGD) or adam (not the paper's; see the module "
                                     "docstring)", type=str, choices=("sgd", "adam")),
         "regression_loss": Setting(MLP_LOSS, "training loss: l1 (authors' code) or mse; scored by MSE",
                                    type=str, choices=("l1", "mse")),
         "eval_every": Setting(MLP_EVAL_EVERY, "score the validation set every this many steps (authors: 100)",
-                              type=int),
-        "n_train": Setting(0, "training rows (0 = the whole 60 %; fewer = a fixed random subset)", type=int),
-        "n_val": Setting(0, "validation rows (0 = the whole 20 %; fewer = a fixed random subset)", type=int),
-        "data_seed": Setting(0, "seed of the subsets when n_train / n_val are set", type=int),
+                              type=int, domain=POSITIVE_INT),
+        "n_train": Setting(0, "training rows (0 = the whole 60 %; fewer = a fixed random subset)", type=int,
+                           domain=NONNEGATIVE_INT),
+        "n_val": Setting(0, "validation rows (0 = the whole 20 %; fewer = a fixed random subset)", type=int,
+                         domain=NONNEGATIVE_INT),
+        "data_seed": Setting(0, "seed of the subsets when n_train / n_val are set", type=int, domain=NONNEGATIVE_INT),
         **_SPACE_SETTINGS,
         **_COMMON_SETTINGS,
     }
@@ -278,25 +277,24 @@ class NasbotCnnCifar10(_NasbotLive):
                      "device": "cpu", "threads": 1}
     settings_spec = {
         **CIFAR_SETTINGS,
-        "iterations": Setting(CNN_ITERATIONS, "SGD iterations at full fidelity (nasbot.txt Sec. 5: 60K)", type=int),
-        "batch_size": Setting(CNN_BATCH, "minibatch size (nasbot.txt Sec. 5: 32)", type=int),
+        "iterations": Setting(CNN_ITERATIONS, "SGD iterations at full fidelity (nasbot.txt Sec. 5: 60K)", type=int,
+                              domain=POSITIVE_INT),
+        "batch_size": Setting(CNN_BATCH, "minibatch size (nasbot.txt Sec. 5: 32)", type=int, domain=POSITIVE_INT),
         "lr": Setting(CNN_LR, "initial step size (nasbot.txt Sec. 5: 1e-2), reduced by the code's schedule",
-                      type=float),
-        "weight_decay": Setting(CNN_WEIGHT_DECAY, "weight decay (authors' code: 2e-4)", type=float),
+                      type=float, domain=NONNEGATIVE),
+        "weight_decay": Setting(CNN_WEIGHT_DECAY, "weight decay (authors' code: 2e-4)", type=float,
+                                domain=NONNEGATIVE),
         "augment": Setting(True, "random crop (pad 4) + horizontal flip (authors' code)", type=bool),
         "eval_every": Setting(CNN_EVAL_EVERY, "score the validation set every this many steps (authors: 4000)",
-                              type=int),
-        "n_train": Setting(40_000, "training images (nasbot.txt: 40,000; fewer = fixed stratified subset)", type=int),
-        "n_val": Setting(10_000, "validation images (nasbot.txt: 10,000)", type=int),
-        "n_test": Setting(10_000, "test images (the official 10,000)", type=int),
-        "data_seed": Setting(0, "seed of the subsets when n_train / n_val / n_test are below the split", type=int),
+                              type=int, domain=POSITIVE_INT),
+        "n_train": Setting(40_000, "training images (nasbot.txt: 40,000; fewer = fixed stratified subset)", type=int, domain=POSITIVE_INT),
+        "n_val": Setting(10_000, "validation images (nasbot.txt: 10,000)", type=int, domain=POSITIVE_INT),
+        "n_test": Setting(10_000, "test images (the official 10,000)", type=int, domain=POSITIVE_INT),
+        "data_seed": Setting(0, "seed of the subsets when n_train / n_val / n_test are below the split", type=int,
+                             domain=NONNEGATIVE_INT),
         **_SPACE_SETTINGS,
         **_COMMON_SETTINGS,
     }
-
-    def setup(self) -> None:
-        super().setup()
-        self.require_at_least(1, "n_train", "n_val", "n_test")
 
     def load(self) -> ArraySplits:
         from ..datasets import sized_cifar10_splits

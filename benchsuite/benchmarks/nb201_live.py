@@ -55,10 +55,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..architectures import nb201
 from ..benchmark import Requirements, Result
-from ..errors import InvalidSettingError
 from ..datasets import CIFAR_SETTINGS
 from ..live import CIFAR_TEST_SETTINGS, TEST_EVAL_ONE_RUN, LiveTrainingBenchmark
-from ..settings import DEVICE_SETTINGS, Setting
+from ..settings import DEVICE_SETTINGS, NONNEGATIVE, NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 if TYPE_CHECKING:  # torch-heavy modules are imported when the first network trains
     from ..datasets import ArraySplits
@@ -89,29 +88,27 @@ class Nb201Live(LiveTrainingBenchmark):
                      "epochs": 2, "batch_size": 128, "test_eval": False, "device": "cpu", "threads": 1}
     settings_spec = {
         **CIFAR_SETTINGS,
-        "channels": Setting(CHANNELS, "channels of the first stage (NAS-Bench-201: 16; then 2x, 4x)", type=int),
-        "cells_per_stage": Setting(CELLS_PER_STAGE, "cells per stage N (NAS-Bench-201: 5)", type=int),
+        "channels": Setting(CHANNELS, "channels of the first stage (NAS-Bench-201: 16; then 2x, 4x)", type=int,
+                            domain=POSITIVE_INT),
+        "cells_per_stage": Setting(CELLS_PER_STAGE, "cells per stage N (NAS-Bench-201: 5)", type=int,
+                                   domain=NONNEGATIVE_INT),
         "n_train": Setting(25_000, "training images (cifar10-valid: 25,000; fewer = fixed stratified subset)",
-                           type=int),
-        "n_val": Setting(25_000, "validation images (cifar10-valid: 25,000)", type=int),
+                           type=int, domain=POSITIVE_INT),
+        "n_val": Setting(25_000, "validation images (cifar10-valid: 25,000)", type=int, domain=POSITIVE_INT),
         **CIFAR_TEST_SETTINGS,
         "epochs": Setting(EPOCHS, "epochs at full fidelity (NAS-Bench-201: 200); the fidelity is 1..epochs",
-                          type=int),
-        "batch_size": Setting(BATCH_SIZE, "minibatch size (200E.config: 256)", type=int),
-        "lr": Setting(LR, "initial learning rate, cosine-annealed to 0 (200E.config: 0.1)", type=float),
-        "weight_decay": Setting(WEIGHT_DECAY, "SGD weight decay (200E.config: 0.0005)", type=float),
+                          type=int, domain=POSITIVE_INT),
+        "batch_size": Setting(BATCH_SIZE, "minibatch size (200E.config: 256)", type=int, domain=POSITIVE_INT),
+        "lr": Setting(LR, "initial learning rate, cosine-annealed to 0 (200E.config: 0.1)", type=float,
+                      domain=NONNEGATIVE),
+        "weight_decay": Setting(WEIGHT_DECAY, "SGD weight decay (200E.config: 0.0005)", type=float,
+                                domain=NONNEGATIVE),
         "augment": Setting(True, "random crop (pad 4) + horizontal flip, as NAS-Bench-201", type=bool),
         "test_eval": TEST_EVAL_ONE_RUN,
         **DEVICE_SETTINGS,
     }
 
     def setup(self) -> None:
-        st = self.settings
-        self.require_at_least(1, "channels", "n_train", "n_val", "n_test", "epochs", "batch_size")
-        if st["cells_per_stage"] < 0:
-            raise InvalidSettingError(f"nb201_live: cells_per_stage must be >= 0, got {st['cells_per_stage']}")
-        if not (st["lr"] >= 0 and st["weight_decay"] >= 0):
-            raise InvalidSettingError("nb201_live: lr and weight_decay must be non-negative")
         self.space = nb201.cell_space()
         self.fidelity = self.make_fidelity()
 

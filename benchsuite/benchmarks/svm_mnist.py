@@ -36,7 +36,7 @@ import numpy as np
 from ..benchmark import Benchmark, Fidelity, Requirements, Result
 from ..datasets import stratified_choice as stratified_sample  # one stratified draw for every data split
 from ..errors import DataError
-from ..settings import Setting
+from ..settings import POSITIVE_INT, Setting
 from ..space import Float, Space
 from ..surrogate import SurrogateBenchmark
 from ..tabular import Table, TableSpec, TabularBenchmark, open_table
@@ -172,9 +172,9 @@ class SvmMnistLive(Benchmark):
     test_settings = {"pool_size": 300, "n_val": 200, "n_test": 200}
     settings_spec = {
         **_DATA_SETTING,
-        "pool_size": Setting(POOL_SIZE, "training pool size (the table uses 5000)"),
-        "n_val": Setting(N_VAL, "validation images (the table uses 2000)"),
-        "n_test": Setting(N_TEST, "test images (the table uses 2000)"),
+        "pool_size": Setting(POOL_SIZE, "training pool size (the table uses 5000)", domain=POSITIVE_INT),
+        "n_val": Setting(N_VAL, "validation images (the table uses 2000)", domain=POSITIVE_INT),
+        "n_test": Setting(N_TEST, "test images (the table uses 2000)", domain=POSITIVE_INT),
     }
 
     def setup(self) -> None:

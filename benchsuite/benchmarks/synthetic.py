@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..benchmark import Benchmark, Fidelity, Result
-from ..settings import Setting
+from ..settings import NONNEGATIVE, Setting
 from ..space import Float, Ordinal, Space
 
-_COST = {"cost_s": Setting(1.0, "simulated seconds each evaluation costs")}
+_COST = {"cost_s": Setting(1.0, "simulated seconds each evaluation costs", domain=NONNEGATIVE)}
 
 
 def branin(x1: np.ndarray | float, x2: np.ndarray | float, b: float = 5.1 / (4 * math.pi**2),
@@ -149,7 +149,8 @@ class MultiFidelityBranin(Benchmark):
     name = "branin_mf"
     kind = "synthetic"
     description = "multi-fidelity Branin: fidelity s in [1/128, 1], cost varies with s and x1"
-    settings_spec = {"cost_s": Setting(100.0, "simulated seconds of a full-fidelity evaluation at x1 = -5")}
+    settings_spec = {"cost_s": Setting(100.0, "simulated seconds of a full-fidelity evaluation at x1 = -5",
+                                       domain=NONNEGATIVE)}
     optimum = BRANIN_MIN
 
     def setup(self) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from benchsuite.optimizer import Optimizer, Suggestion, Trial
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from . import acq_opt, gp
 from .acquisition import integrated_ei
@@ -35,16 +35,21 @@ from .mcmc import HyperparameterSampler
 from .posterior import condition_on_pending
 
 ES_SETTINGS: dict[str, Setting] = {
-    "n_representers": Setting(50, "representer points for p_min (Hennig and Schuler 2012; RoBO n_representer=50)"),
+    "n_representers": Setting(50, "representer points for p_min (Hennig and Schuler 2012; RoBO n_representer=50)",
+                              domain=POSITIVE_INT),
     "n_pmin_samples": Setting(200, "Monte Carlo draws of f at the representers per hyperparameter sample "
-                                   "(our choice: p_min is estimated by Monte Carlo, see optimizers/models/entropy.py)"),
-    "n_innovations": Setting(5, "Gauss-Hermite nodes for the expectation over the new observation (our choice)"),
-    "n_pool": Setting(1000, "Sobol pool resampled into representers by EI (our choice)"),
-    "n_candidates": Setting(256, "Sobol candidates for the global stage of the acquisition search (our choice)"),
-    "n_spray": Setting(64, "candidates sprayed around the best observations (our choice)"),
-    "n_starts": Setting(2, "local random-search starts from the best candidates (our choice)"),
-    "local_rounds": Setting(3, "rounds of local random search, radius halving each round (our choice)"),
-    "n_local": Setting(32, "points per start and round of local search (our choice)"),
+                                   "(our choice: p_min is estimated by Monte Carlo, see optimizers/models/entropy.py)",
+                              domain=POSITIVE_INT),
+    "n_innovations": Setting(5, "Gauss-Hermite nodes for the expectation over the new observation (our choice)",
+                             domain=POSITIVE_INT),
+    "n_pool": Setting(1000, "Sobol pool resampled into representers by EI (our choice)", domain=POSITIVE_INT),
+    "n_candidates": Setting(256, "Sobol candidates for the global stage of the acquisition search (our choice)",
+                            domain=POSITIVE_INT),
+    "n_spray": Setting(64, "candidates sprayed around the best observations (our choice)", domain=NONNEGATIVE_INT),
+    "n_starts": Setting(2, "local random-search starts from the best candidates (our choice)", domain=POSITIVE_INT),
+    "local_rounds": Setting(3, "rounds of local random search, radius halving each round (our choice)",
+                            domain=POSITIVE_INT),
+    "n_local": Setting(32, "points per start and round of local search (our choice)", domain=POSITIVE_INT),
 }
 
 
@@ -60,10 +65,12 @@ class CostAwareES(Optimizer):
     name = ""  # abstract: not registered
     common_settings: dict[str, Setting] = {
         **ES_SETTINGS,
-        "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO fmin/fabolas.py burnin=100)"),
-        "chain_length": Setting(100, "MCMC steps per later fit (RoBO fmin/fabolas.py chain_length=100)"),
+        "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO fmin/fabolas.py burnin=100)",
+                          domain=NONNEGATIVE_INT),
+        "chain_length": Setting(100, "MCMC steps per later fit (RoBO fmin/fabolas.py chain_length=100)",
+                                domain=POSITIVE_INT),
         "n_walkers": Setting(12, "emcee walkers = hyperparameter samples (RoBO fmin/fabolas.py n_hypers=12); raised "
-                                 "to emcee's minimum of 2 x the number of hyperparameters"),
+                                 "to emcee's minimum of 2 x the number of hyperparameters", domain=POSITIVE_INT),
         "overhead_in_cost": Setting(True, "add the optimizer's last measured overhead to the predicted cost "
                                           "(fabolas.txt Sec. 3.2); false makes runs timing-independent"),
         "loss_transform": Setting("auto", "model log(loss) (RoBO's Fabolas and MTBO do) or the raw loss; auto = log "

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from benchsuite.settings import Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from . import gp
 from .linalg import log_marginal_likelihood
@@ -121,7 +121,9 @@ def effective_log_likelihood(kernel: gp.Kernel, X: np.ndarray, y: np.ndarray, th
 # The settings every plugin with an emcee-marginalised GP declares (defaults: RoBO's
 # bayesian_optimization / entropy_search / fabolas drivers, which fabolas.txt 3.4 used).
 MCMC_SETTINGS = {
-    "n_walkers": Setting(0, "emcee walkers; 0 = 3 x number of GP hyperparameters, even (RoBO n_hypers rule)"),
-    "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO: burnin=100)"),
-    "chain_length": Setting(200, "MCMC steps per later fit, continuing the chain (RoBO: chain_length=200)"),
+    "n_walkers": Setting(0, "emcee walkers; 0 = 3 x number of GP hyperparameters, even (RoBO n_hypers rule)",
+                         domain=NONNEGATIVE_INT),
+    "burnin": Setting(100, "MCMC burn-in steps at the first fit (RoBO: burnin=100)", domain=NONNEGATIVE_INT),
+    "chain_length": Setting(200, "MCMC steps per later fit, continuing the chain (RoBO: chain_length=200)",
+                            domain=POSITIVE_INT),
 }

@@ -25,7 +25,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from benchsuite.settings import Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 
 PENDING_STRATEGIES = ("fantasies", "mean")
 
@@ -114,5 +114,5 @@ def pending_settings(n_fantasies: int, source: str) -> dict[str, Setting]:
         "pending": Setting("fantasies", "running trials: Monte Carlo fantasies (dngo.txt 3.3) or posterior mean",
                            choices=PENDING_STRATEGIES),
         "n_fantasies": Setting(n_fantasies, f"fantasy sets per hyperparameter sample; EI averages over samples "
-                                            f"x fantasies ({source})"),
+                                            f"x fantasies ({source})", domain=POSITIVE_INT),
     }
