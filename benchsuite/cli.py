@@ -67,7 +67,7 @@ def _finite_float():
 # seeds are hashed into numpy SeedSequences; 2**63 - 1 keeps them within a signed 64-bit column
 _SEED = _int_in(0, 2**63 - 1, "a seed")
 # one worker slot is a few list entries; beyond a million a typo, not an experiment
-_WORKERS = _int_in(1, 1_000_000, "the number of workers")
+_WORKERS = _int_in(1, 100_000, "the number of workers")  # = protocol.MAX_WORKERS (protocol.py is imported lazily)
 
 
 def _parser() -> argparse.ArgumentParser:
