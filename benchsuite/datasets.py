@@ -51,7 +51,6 @@ import os
 import pickle
 import re
 import tarfile
-import tempfile
 import threading
 import zipfile
 import zlib
@@ -62,7 +61,7 @@ import numpy as np
 
 from . import data
 from .errors import DataError, InvalidSettingError
-from .results import new_file_mode
+from .results import atomic_write_with
 from .settings import Setting
 
 log = logging.getLogger(__name__)
@@ -144,27 +143,14 @@ def _read_cache(path: Path, expect: tuple[int, int] | None) -> tuple[np.ndarray,
     return arrays
 
 
-def _write_cache(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write the arrays atomically; a cache that cannot be written only costs time later."""
-    tmp: str | None = None
+def write_cache_file(path: Path, arrays: dict[str, np.ndarray], compressed: bool = True) -> None:
+    """Write arrays to an ``.npz`` cache file atomically; a cache that cannot be written only costs time later."""
+    save = np.savez_compressed if compressed else np.savez
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, new_file_mode())
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        tmp = None
+        atomic_write_with(path, lambda fh: save(fh, **arrays))
     except OSError as exc:
         log.warning("could not write the cache file %s (%s); set %s to a writable directory", path, exc, CACHE_ENV)
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
 
 # -- readers -------------------------------------------------------------------------------
@@ -311,7 +297,7 @@ def load_cifar10_file(path: str | os.PathLike, source: str, sha256: str | None =
             problem = _check_arrays(*arrays, expect)
             if problem:
                 raise _corrupt(path, problem)
-            _write_cache(cpath, dict(zip(("x_train", "y_train", "x_test", "y_test"), arrays)))
+            write_cache_file(cpath, dict(zip(("x_train", "y_train", "x_test", "y_test"), arrays)))
         for a in arrays:
             a.setflags(write=False)  # shared between callers through the in-process cache
         out = ImageData(*arrays, source=source, sha256=sha)

@@ -19,9 +19,9 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import DataError, OutputError
 
@@ -131,14 +131,15 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same directory + rename)."""
+def atomic_write_with(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) -> None:
+    """Write ``path`` atomically: ``writer`` fills a temporary file in the same directory, which is
+    fsynced and renamed into place (ordinary permission bits); on any error it is removed."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".tmp", dir=p.parent if str(p.parent) else ".")
     try:
         os.fchmod(fd, new_file_mode())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            writer(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, p)
@@ -148,6 +149,11 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    atomic_write_with(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 # non-finite floats in JSON cells and the provenance line: strings, which every JSON parser

@@ -31,9 +31,7 @@ import hashlib
 import json
 import logging
 import math
-import os
 import re
-import tempfile
 import warnings
 import zipfile
 import zlib
@@ -319,30 +317,12 @@ def read_cached(path: Path, key: dict[str, Any]) -> FittedSurrogate | None:
 
 def write_cached(path: Path, key: dict[str, Any], model: FittedSurrogate) -> None:
     """Store a fitted model atomically; a cache that cannot be written only costs a refit later."""
-    from .datasets import CACHE_ENV
-    from .results import new_file_mode
+    from .datasets import write_cache_file
 
     arrays = model.arrays()
     meta = json.dumps(key, sort_keys=True)
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, new_file_mode())
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, __meta__=np.array(meta), __sha256__=np.array(_checksum(meta, arrays)), **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        log.warning("could not write the surrogate cache %s (%s); set %s to a writable directory", path, exc, CACHE_ENV)
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+    write_cache_file(path, {"__meta__": np.array(meta), "__sha256__": np.array(_checksum(meta, arrays)), **arrays},
+                     compressed=False)
 
 
 def load_or_fit(table: Table, s_weight: float, smoothing: float, fidelity_log: bool,
