@@ -33,9 +33,14 @@ def snake(workdir: Path, *args: str, check: bool = True, timeout: float = 300) -
 
 def planned(proc: subprocess.CompletedProcess) -> dict[str, list[str]]:
     """Rule name -> outputs of the jobs a dry run lists."""
+    return planned_in(proc.stdout + proc.stderr)
+
+
+def planned_in(text: str) -> dict[str, list[str]]:
+    """Rule name -> outputs of the jobs listed in a dry run's printed ``text``."""
     out: dict[str, list[str]] = {}
     rule = None
-    for line in (proc.stdout + proc.stderr).splitlines():
+    for line in text.splitlines():
         m = re.match(r"^(?:local)?rule (\S+):$", line.strip())
         if m:
             rule = m.group(1)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -24,6 +23,7 @@ from benchsuite.cli_workflow import (
 from benchsuite.errors import OutputError
 from benchsuite.protocol import load_protocol
 from benchsuite.results import load_result
+from test_workflow import planned_in as planned  # the one parser of dry-run output (tests/test_workflow.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHSUITE = Path(sys.executable).parent / "benchsuite"
@@ -35,23 +35,6 @@ def workflow(cwd: Path, *args: str, timeout: float = 300, **kw) -> subprocess.Co
     """``benchsuite workflow ARGS`` as a user types it, from ``cwd``."""
     return subprocess.run([str(BENCHSUITE), "workflow", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, **kw)
-
-
-def planned(text: str) -> dict[str, list[str]]:
-    """Rule name -> outputs of the jobs a dry run lists."""
-    out: dict[str, list[str]] = {}
-    rule = None
-    for line in text.splitlines():
-        m = re.match(r"^(?:local)?rule (\S+):$", line.strip())
-        if m:
-            rule = m.group(1)
-            out.setdefault(rule, [])
-            continue
-        m = re.match(r"^output: (.*)$", line.strip())
-        if m and rule is not None:
-            out[rule] += [s.strip() for s in m.group(1).split(",")]
-            rule = None
-    return out
 
 
 def write_protocol(folder: Path, name: str, doc: dict) -> Path:
