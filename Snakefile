@@ -14,10 +14,11 @@
 #   protocols     protocol files or folders (a YAML list): only these are read and validated,
 #                 and `all` is all of them; default: every file of protocol_dir, and `all`
 #                 is the set listed in its default_set.yaml
-#   protocol_dir  default: protocols/ next to this file
+#   protocol_dir  default: the suite's own protocols (benchsuite.paths.PROTOCOLS_DIR: protocols/
+#                 in a clone, benchsuite/protocols/ in an installed wheel)
 #   results       the folder that gets results/ and reports/ (absolute paths in every rule);
 #                 default: Snakemake's working directory (-d, else where it was started)
-# Tables are read and built where benchsuite keeps them (benchsuite.tabular.TABLES_DIR), never
+# Tables are read and built where benchsuite keeps them (benchsuite.paths.TABLES_DIR), never
 # relative to the working directory. Relative paths in --config are relative to the working directory.
 
 import glob
@@ -28,9 +29,10 @@ from snakemake.exceptions import WorkflowError
 
 from benchsuite.cli_workflow import collect_protocols, protocol_files_of
 from benchsuite.errors import BenchsuiteError
+from benchsuite.paths import PROTOCOLS_DIR, TABLES_DIR
 from benchsuite.protocol import load_set, protocol_files
 from benchsuite.tabular import required_tables
-from analysis.outputs import aggregate_outputs, report_outputs
+from benchsuite.analysis.outputs import aggregate_outputs, report_outputs
 
 
 def _rel(path):
@@ -44,7 +46,7 @@ def _as_list(value):
     return [value] if isinstance(value, str) else [str(v) for v in value]
 
 
-PROTOCOL_DIR = _rel(config.get("protocol_dir", os.path.join(workflow.basedir, "protocols")))
+PROTOCOL_DIR = _rel(str(config.get("protocol_dir", PROTOCOLS_DIR)))
 PY = sys.executable  # the interpreter running Snakemake has benchsuite installed
 # where results/ and reports/ go: absolute when configured, else Snakemake's working directory
 ROOT = os.path.abspath(str(config["results"])) if config.get("results") is not None else None
@@ -161,7 +163,7 @@ rule aggregate:
         runs=_out_pattern("results/{protocol}/runs.csv.gz"),
         provenance=_out_pattern("results/{protocol}/provenance.json"),
     shell:
-        "{PY:q} -m analysis aggregate {input.protocol:q} --results {RESULTS_DIR:q}"
+        "{PY:q} -m benchsuite.analysis aggregate {input.protocol:q} --results {RESULTS_DIR:q}"
 
 
 for _name, _p in PROTOCOLS.items():
@@ -176,7 +178,7 @@ for _name, _p in PROTOCOLS.items():
         output:
             _report_outputs(_p),
         shell:
-            "{PY:q} -m analysis report {input.protocol:q} --results {RESULTS_DIR:q} --reports {REPORTS_DIR:q}"
+            "{PY:q} -m benchsuite.analysis report {input.protocol:q} --results {RESULTS_DIR:q} --reports {REPORTS_DIR:q}"
 
 
 rule index:
@@ -187,12 +189,13 @@ rule index:
     output:
         _at("reports/index.md"),
     shell:
-        "{PY:q} -m analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --out {output:q}"
+        "{PY:q} -m benchsuite.analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --out {output:q}"
 
 
 # Lookup tables the project computes itself: each recipe (tables/*.smk) lives next to its table.
 _rules_before = {r.name for r in workflow.rules}
-for _smk in sorted(glob.glob(os.path.join(workflow.basedir, "tables", "*.smk"))):
+# (a clone has them; a wheel ships the tables but not their recipes)
+for _smk in sorted(glob.glob(os.path.join(TABLES_DIR, "*.smk"))):
 
     include: _smk
 

@@ -3,7 +3,7 @@
 Typical use (the workflow does this per protocol)::
 
     from benchsuite.protocol import load_protocol
-    import analysis
+    from benchsuite import analysis
 
     proto = load_protocol("protocols/synthetic.yaml")
     df = analysis.load_protocol_results(proto)           # one tidy frame, one row per trial
@@ -11,7 +11,7 @@ Typical use (the workflow does this per protocol)::
     grids = analysis.default_grids(df, "time", "log")
     summary = analysis.summarise(analysis.trajectories(df, "time", grids))
 
-Submodules are imported lazily so that importing :mod:`analysis.outputs` (the Snakefile
+Submodules are imported lazily so that importing :mod:`benchsuite.analysis.outputs` (the Snakefile
 does, at parse time) stays cheap.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""``python -m analysis``: the workflow's aggregation and report steps.
+"""``python -m benchsuite.analysis``: the workflow's aggregation and report steps.
 
-    python -m analysis aggregate PROTOCOL.yaml           # results/<p>/runs.csv.gz + provenance.json
-    python -m analysis report PROTOCOL.yaml              # reports/<p>/ figures, tables, index.md
-    python -m analysis index P1.yaml P2.yaml --out reports/index.md
+    python -m benchsuite.analysis aggregate PROTOCOL.yaml           # results/<p>/runs.csv.gz + provenance.json
+    python -m benchsuite.analysis report PROTOCOL.yaml              # reports/<p>/ figures, tables, index.md
+    python -m benchsuite.analysis index P1.yaml P2.yaml --out reports/index.md
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from benchsuite.errors import BenchsuiteError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m analysis``."""
-    p = argparse.ArgumentParser(prog="python -m analysis", description="aggregate result files and write reports")
+    """Entry point of ``python -m benchsuite.analysis``."""
+    p = argparse.ArgumentParser(prog="python -m benchsuite.analysis", description="aggregate result files and write reports")
     sub = p.add_subparsers(dest="command", required=True)
     a = sub.add_parser("aggregate", help="load all result files of a protocol into one tidy table")
     a.add_argument("protocol")

@@ -34,7 +34,7 @@ OPTIMUM = {"nb201_cifar10": 94.37, "nb201_cifar100": 73.51, "nb201_imagenet16": 
 
 def summarise(root: Path) -> list[dict]:
     """One row per (benchmark, optimizer label) with the final test accuracies of its runs."""
-    from analysis.load import load_runs
+    from benchsuite.analysis.load import load_runs
 
     rows = []
     for bench_dir in sorted(p for p in root.iterdir() if p.is_dir()):

@@ -56,7 +56,7 @@ def _optima(df: pd.DataFrame, protocol: Protocol) -> dict[str, float | None]:
 def analyse(protocol: Protocol, df: pd.DataFrame, outdir: str | os.PathLike) -> dict[str, Any]:
     """Write the protocol's figures (PNG + PDF) and tables (Markdown, CSV, LaTeX) to ``outdir``.
 
-    ``df`` is the tidy frame of all its runs (:func:`analysis.load_runs`). Returns what the
+    ``df`` is the tidy frame of all its runs (:func:`benchsuite.analysis.load_runs`). Returns what the
     report page needs: the table in long form and the written files.
     """
     out = Path(outdir)

@@ -84,7 +84,7 @@ def default_grids(df: pd.DataFrame, axis: str, scale: str, budgets: Mapping[str,
 def trajectories(df: pd.DataFrame, axis: str, grids: Mapping[str, np.ndarray]) -> pd.DataFrame:
     """Every run's step function evaluated on its benchmark's grid, as a tidy frame.
 
-    ``df`` needs the run keys, the axis column and ``value`` (see :func:`analysis.add_quantity`);
+    ``df`` needs the run keys, the axis column and ``value`` (see :func:`benchsuite.analysis.add_quantity`);
     the result has columns benchmark, optimizer, repetition, x, value.
     """
     if "value" not in df:

@@ -20,7 +20,7 @@ def budget_table(values: pd.DataFrame, at: Mapping[str, tuple[str, float]],
     """Long-format statistics of each run's value at the budget.
 
     ``values`` has one row per run (benchmark, optimizer, repetition, value), as
-    :func:`analysis.steps.value_at` returns; ``at[benchmark]`` is ``(axis, x)``.
+    :func:`benchsuite.analysis.steps.value_at` returns; ``at[benchmark]`` is ``(axis, x)``.
     The result has benchmark, optimizer, axis, at, n, mean, sem (standard error of the
     mean, ddof=1), std, median, q25, q75, optimum.
     """

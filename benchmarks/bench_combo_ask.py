@@ -27,7 +27,7 @@ from benchsuite.optimizer import Trial
 from benchsuite.registry import make_benchmark
 from benchsuite.settings import parse_assignments
 from benchsuite.space import Binary, Space
-from optimizers.combo import Combo
+from benchsuite.optimizers.combo import Combo
 
 
 class SyntheticMaxSAT(Benchmark):

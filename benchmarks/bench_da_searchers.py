@@ -31,7 +31,7 @@ def decision(space_name: str, repeat: int) -> dict:
     from benchsuite.architectures.deeparchitect import make_space
     from benchsuite.benchmark import Result
     from benchsuite.optimizer import Trial
-    from optimizers.deeparchitect import DAEvolution, DAMCTS, DARandom, DASMBO
+    from benchsuite.optimizers.deeparchitect import DAEvolution, DAMCTS, DARandom, DASMBO
 
     space = make_space(space_name)
     out = {}

@@ -75,8 +75,8 @@ def main() -> None:
     ap.add_argument("--set", action="append", help="plugin setting key=value (repeatable)")
     ap.add_argument("--json", help="also write the results to this file")
     args = ap.parse_args()
-    from optimizers.fabolas import Fabolas
-    from optimizers.gp_ei import GPEI
+    from benchsuite.optimizers.fabolas import Fabolas
+    from benchsuite.optimizers.gp_ei import GPEI
 
     extra = parse_assignments(args.set)
     runs = [("gp_ei", GPEI, "hartmann6", False, 2.0), ("fabolas", Fabolas, "branin_mf", True, 20.0)]

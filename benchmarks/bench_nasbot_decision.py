@@ -46,7 +46,7 @@ def synthetic_loss(g) -> float:
 def time_decisions(kind: str, n_obs: int, repeats: int, seed: int, settings: dict) -> dict:
     """Steady-state ask timings of ``nasbot`` at ``n_obs`` evaluated networks."""
     from benchsuite.architectures.layer_graph import LayerGraphSpace
-    from optimizers.nasbot import NASBOT, acquisition_evaluations
+    from benchsuite.optimizers.nasbot import NASBOT, acquisition_evaluations
 
     space = LayerGraphSpace(kind)
     rng = np.random.default_rng(seed)

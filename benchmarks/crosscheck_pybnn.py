@@ -246,9 +246,9 @@ def pybnn_worker(in_path: str, out_path: str) -> None:
 def _ours_fit(space, X, y, Xt, yt, seed: int) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
     """Time our model's first and second fit and a predict; return the record, basis, targets, samples."""
     from benchsuite.registry import get_optimizer
-    from optimizers.dngo import basis
-    from optimizers.models.bo_common import single_threaded_blas
-    from optimizers.models.gp import standardise
+    from benchsuite.optimizers.dngo import basis
+    from benchsuite.optimizers.models.bo_common import single_threaded_blas
+    from benchsuite.optimizers.models.gp import standardise
 
     opt = get_optimizer("dngo")(space, None, np.random.default_rng(seed))
     rec: dict = {"impl": "ours", "n": int(len(y))}
@@ -280,7 +280,7 @@ def _ours_fit(space, X, y, Xt, yt, seed: int) -> tuple[dict, np.ndarray, np.ndar
 
 def _ours_mll(Phi: np.ndarray, X: np.ndarray, ys: np.ndarray, pairs: np.ndarray) -> list[float]:
     """Our Eq. (8) with the quadratic prior mean off (lambda = 0, Lambda = 0), per (log alpha, log beta)."""
-    from optimizers.models.adaptive_basis import BasisStatistics
+    from benchsuite.optimizers.models.adaptive_basis import BasisStatistics
 
     stats = BasisStatistics(np.asarray(Phi, dtype=np.float64), X, ys)
     K = X.shape[1]

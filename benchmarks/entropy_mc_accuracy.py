@@ -15,10 +15,10 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from benchsuite.benchmarks.synthetic import branin
-from optimizers.models import gp
-from optimizers.models.acquisition import integrated_ei
-from optimizers.models.entropy import EntropySearch, sample_representers
-from optimizers.models.mcmc import HyperparameterSampler
+from benchsuite.optimizers.models import gp
+from benchsuite.optimizers.models.acquisition import integrated_ei
+from benchsuite.optimizers.models.entropy import EntropySearch, sample_representers
+from benchsuite.optimizers.models.mcmc import HyperparameterSampler
 
 
 def main() -> None:

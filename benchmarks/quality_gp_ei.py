@@ -26,7 +26,7 @@ def one_seed(args: tuple[str, int, int, dict]) -> dict:
     bench_name, seed, evals, settings = args
     from benchsuite.registry import make_benchmark
     from benchsuite.runner import run
-    from optimizers.gp_ei import GPEI
+    from benchsuite.optimizers.gp_ei import GPEI
 
     bench = make_benchmark(bench_name)
     t0 = time.perf_counter()

@@ -49,8 +49,8 @@ def cost_only_clock(df):
 
 def main() -> None:
     """Command-line entry point."""
-    from analysis.load import add_quantity, load_protocol_results
-    from analysis.steps import default_grids, summarise, trajectories
+    from benchsuite.analysis.load import add_quantity, load_protocol_results
+    from benchsuite.analysis.steps import default_grids, summarise, trajectories
     from benchsuite.protocol import load_protocol
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

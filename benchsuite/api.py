@@ -12,9 +12,9 @@
 same result file when ``out`` is given) and returns the run as :func:`load_results` would
 load its file. Frames have one row per finished trial: the result file's columns (see
 :mod:`benchsuite.results`) behind the run's labels (``benchmark``, ``optimizer``,
-``seed``, ``repetition``, ``optimum``, ``evaluation``...; :func:`analysis.load_runs`);
+``seed``, ``repetition``, ``optimum``, ``evaluation``...; :func:`benchsuite.analysis.load_runs`);
 ``df.attrs["provenance"]`` lists each run's provenance record. :func:`plot` draws the
-workflow's median and quartile figure (:func:`analysis.plots.curves_figure`) from such a
+workflow's median and quartile figure (:func:`benchsuite.analysis.plots.curves_figure`) from such a
 frame. pandas and matplotlib are imported when a function needs them, not on import.
 """
 from __future__ import annotations
@@ -140,12 +140,12 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _load_checked(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One result file as :func:`analysis.load_runs` frames it (attrs moved out: pandas deep-copies them
+    """One result file as :func:`benchsuite.analysis.load_runs` frames it (attrs moved out: pandas deep-copies them
     on every operation) and its provenance; a truncated or malformed file is a DataError naming it (the
     checks are :func:`benchsuite.results.load_result`'s, which every reader shares)."""
     import pandas as pd
 
-    from analysis.load import load_runs
+    from benchsuite.analysis.load import load_runs
 
     try:
         df = load_runs([path])
@@ -192,9 +192,9 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
     """
     import pandas as pd
 
-    from analysis import plots
-    from analysis.load import add_quantity
-    from analysis.steps import default_grids, summarise, trajectories
+    from benchsuite.analysis import plots
+    from benchsuite.analysis.load import add_quantity
+    from benchsuite.analysis.steps import default_grids, summarise, trajectories
 
     from .protocol import QUANTITY_LABELS, SCALES, PlotSpec
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidSettingError, OutputError
+from .paths import SNAKEFILE
 
 COMMANDS = ("workflow", "validate-protocol", "analyse")
 # workflow targets and rule names a protocol may not take (its name becomes a target)
@@ -57,12 +58,10 @@ def one_line(message: object) -> str:
 
 # -- the workflow and its protocols -----------------------------------------------------
 def workflow_file() -> Path:
-    """The suite's Snakefile: shipped inside the package, or at the root of a clone."""
-    pkg = Path(__file__).resolve().parent
-    for cand in (pkg / "workflow" / "Snakefile", pkg.parent / "Snakefile"):
-        if cand.is_file():
-            return cand
-    raise OutputError(f"the workflow (Snakefile) is not installed next to {pkg}; reinstall benchsuite")
+    """The suite's Snakefile, inside the package (in a clone, a link to the repository's)."""
+    if SNAKEFILE.is_file():
+        return SNAKEFILE
+    raise OutputError(f"the workflow is not installed at {SNAKEFILE}; reinstall benchsuite")
 
 
 def protocol_files_of(items: Iterable[str | os.PathLike]) -> tuple[list[Path], list[str]]:
@@ -199,9 +198,9 @@ def _validate(files: list[str], jobs: bool) -> int:
 
 
 def _analyse(file: str, root: str) -> int:
-    from analysis.load import load_protocol_results, write_aggregate
-    from analysis.outputs import aggregate_outputs
-    from analysis.report import write_protocol_report
+    from benchsuite.analysis.load import load_protocol_results, write_aggregate
+    from benchsuite.analysis.outputs import aggregate_outputs
+    from benchsuite.analysis.report import write_protocol_report
 
     from .protocol import load_protocol
 

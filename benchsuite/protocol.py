@@ -52,6 +52,7 @@ from typing import Any
 import yaml
 
 from .errors import BenchsuiteError, ProtocolError, UnknownNameError
+from .paths import PROTOCOLS_DIR
 from .seeding import derive_seed
 
 QUANTITIES = ("incumbent_loss", "incumbent_test_loss", "regret")
@@ -645,17 +646,17 @@ def load_protocol(path: str | Path) -> Protocol:
         raise ProtocolError(f"{p}: nested too deeply to read") from None
 
 
-def protocol_files(directory: str | Path = "protocols") -> list[Path]:
+def protocol_files(directory: str | Path = PROTOCOLS_DIR) -> list[Path]:
     """The protocol files of a directory (every ``*.yaml`` except the set file)."""
     return sorted(f for f in Path(directory).glob("*.yaml") if f.name != SET_FILE)
 
 
-def load_protocols(directory: str | Path = "protocols") -> dict[str, Protocol]:
+def load_protocols(directory: str | Path = PROTOCOLS_DIR) -> dict[str, Protocol]:
     """Every protocol of a directory by name; the first invalid one raises :class:`ProtocolError`."""
     return {p.name: p for p in map(load_protocol, protocol_files(directory))}
 
 
-def load_set(directory: str | Path = "protocols", known: Mapping[str, Protocol] | None = None) -> list[str]:
+def load_set(directory: str | Path = PROTOCOLS_DIR, known: Mapping[str, Protocol] | None = None) -> list[str]:
     """The protocol names listed in ``default_set.yaml`` (key ``protocols``), checked against ``known``."""
     path = Path(directory) / SET_FILE
     c = _Checker(str(path))

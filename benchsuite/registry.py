@@ -106,7 +106,7 @@ def _scan_entry_points(group: str, base: type) -> dict[str, Entry]:
 @lru_cache(maxsize=None)
 def _all(kind: str) -> dict[str, Entry]:
     if kind == "optimizer":
-        found = _scan_package("optimizers", Optimizer)
+        found = _scan_package("benchsuite.optimizers", Optimizer)
         found.update({k: v for k, v in _scan_entry_points(OPTIMIZER_GROUP, Optimizer).items() if k not in found})
     else:
         found = _scan_package("benchsuite.benchmarks", Benchmark)

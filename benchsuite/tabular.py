@@ -48,7 +48,7 @@ from .settings import Setting
 from .space import Categorical, Float, Integer, Ordinal, Space
 
 FORMAT = "benchsuite-table 1"
-TABLES_DIR = Path(__file__).resolve().parent.parent / "tables"
+from .paths import TABLES_DIR  # noqa: E402  (re-exported: table builders import it from here)
 # an all-categorical space up to this size gets a dict from value tuples to row numbers
 _MAX_KEY_INDEX = 2_000_000
 

@@ -14,9 +14,9 @@ from benchsuite.benchmark import Result
 from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
-from optimizers.models.annealing import all_neighbours, anneal_batch, unordered_mask
-from optimizers.models.bo_common import single_threaded_blas
-from optimizers.models.sparse_blr import HorseshoeRegression
+from benchsuite.optimizers.models.annealing import all_neighbours, anneal_batch, unordered_mask
+from benchsuite.optimizers.models.bo_common import single_threaded_blas
+from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
 
 
 class InteractionFeatures:
@@ -62,7 +62,7 @@ class BOCS(Optimizer):
 
     The surrogate is a linear model on all indicator interactions up to ``order``
     (default 2, BOCS's and combo.txt's setting) with a horseshoe prior, sampled by Gibbs
-    (:mod:`optimizers.models.sparse_blr`). Each ask draws one posterior sample of the
+    (:mod:`benchsuite.optimizers.models.sparse_blr`). Each ask draws one posterior sample of the
     coefficients (Thompson sampling, BOCS Sec. 3.2) and minimises that sampled model over
     the space by simulated annealing (``sa_restarts`` chains of ``sa_steps`` steps, one
     starting at the incumbent, the others at random points). A minimiser that was already

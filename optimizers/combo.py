@@ -22,7 +22,7 @@ are two-vertex graphs, for which both choices agree.
 Parallel workers: each hyperparameter sample conditions on the running trials with its own
 posterior mean as their value (kriging believer), and running configurations are never
 suggested again. Deviations from the paper are listed in the docstrings of the settings
-and of :class:`~optimizers.models.diffusion_kernel.DiffusionGP`.
+and of :class:`~benchsuite.optimizers.models.diffusion_kernel.DiffusionGP`.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import numpy as np
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
-from optimizers.models.annealing import random_moves, unordered_mask
+from benchsuite.optimizers.models.annealing import random_moves, unordered_mask
 
 
 class SimulatedAnnealing(Optimizer):

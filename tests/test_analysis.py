@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
-import analysis
+from benchsuite import analysis
 from benchsuite import registry
 from benchsuite.errors import DataError
 from benchsuite.protocol import load_protocol

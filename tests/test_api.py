@@ -334,7 +334,7 @@ def test_public_converters_round_trip_and_bridges_use_them() -> None:
     pytest.importorskip("ConfigSpace")
     pytest.importorskip("optuna")
     from benchsuite import convert
-    from optimizers import smac_bridge, tpe_bridge
+    from benchsuite.optimizers import smac_bridge, tpe_bridge
 
     assert smac_bridge.to_configspace is convert.to_configspace
     assert tpe_bridge.to_optuna_distributions is convert.to_optuna_distributions

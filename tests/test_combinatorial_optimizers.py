@@ -11,14 +11,14 @@ from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
 from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
 from benchsuite.testing import check_optimizer
-from optimizers.bocs import BOCS, InteractionFeatures
-from optimizers.models.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
-from optimizers.models.sparse_blr import HorseshoeRegression
+from benchsuite.optimizers.bocs import BOCS, InteractionFeatures
+from benchsuite.optimizers.models.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
+from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
 from benchsuite.convert import from_optuna, optuna_params, to_configspace
 from benchsuite.convert import to_optuna_distributions as to_optuna
-from optimizers.random_search import RandomSearch
-from optimizers.regularized_evolution import RegularizedEvolution
-from optimizers.simulated_annealing import SimulatedAnnealing
+from benchsuite.optimizers.random_search import RandomSearch
+from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
+from benchsuite.optimizers.simulated_annealing import SimulatedAnnealing
 
 HAS_SMAC = importlib.util.find_spec("smac") is not None
 HAS_OPTUNA = importlib.util.find_spec("optuna") is not None
@@ -120,7 +120,7 @@ def test_tpe_conformance() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
 def test_smac_conformance() -> None:
-    from optimizers.smac_bridge import SMAC
+    from benchsuite.optimizers.smac_bridge import SMAC
 
     check_optimizer(SMAC, settings={"n_init": 4}, budget=8)
 
@@ -128,7 +128,7 @@ def test_smac_conformance() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
 def test_smac_short_run_on_binary_space() -> None:
-    from optimizers.smac_bridge import SMAC
+    from benchsuite.optimizers.smac_bridge import SMAC
 
     out = run(make_benchmark("maxsat28"), SMAC, seed=0, budget_evals=6, include_overhead=False,
               optimizer_settings={"n_init": 4})
@@ -136,7 +136,7 @@ def test_smac_short_run_on_binary_space() -> None:
 
 
 def TPE_cls() -> type:
-    from optimizers.tpe_bridge import TPE
+    from benchsuite.optimizers.tpe_bridge import TPE
 
     return TPE
 
@@ -220,8 +220,8 @@ def test_bridges_fail_with_install_hint_when_library_missing(monkeypatch: pytest
         return real(name, *a, **k)
 
     monkeypatch.setattr(importlib, "import_module", fake)
-    from optimizers.smac_bridge import SMAC
-    from optimizers.tpe_bridge import TPE
+    from benchsuite.optimizers.smac_bridge import SMAC
+    from benchsuite.optimizers.tpe_bridge import TPE
 
     with pytest.raises(UnsupportedError, match=r"benchsuite\[smac\]"):
         SMAC(MIXED, None, 0)

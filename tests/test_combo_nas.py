@@ -327,7 +327,7 @@ def test_full_size_epoch_on_cuda() -> None:
 
 def test_regularized_evolution_mutates_only_into_valid_cells():
     """combo.txt Supp. 4.4.4: RE was given the advantage of valid architectures in mutation steps."""
-    from optimizers.regularized_evolution import RegularizedEvolution
+    from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
     from benchsuite.optimizer import Trial
 
     space = cc.make_space()

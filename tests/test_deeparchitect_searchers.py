@@ -19,7 +19,7 @@ from benchsuite.optimizer import Trial
 from benchsuite.runner import run
 from benchsuite.space import SearchSpace
 from benchsuite.testing import ToyChainSpace, check_optimizer
-from optimizers.deeparchitect import DAEvolution, DAMCTS, DARandom, DASMBO, feature_buckets, walk_recorded
+from benchsuite.optimizers.deeparchitect import DAEvolution, DAMCTS, DARandom, DASMBO, feature_buckets, walk_recorded
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -239,7 +239,7 @@ import numpy as np
 sys.path.insert(0, {root!r}); sys.path.insert(0, {tests!r})
 from test_deeparchitect_searchers import FakeBench
 from benchsuite.runner import run
-from optimizers.deeparchitect import DASMBO, feature_buckets
+from benchsuite.optimizers.deeparchitect import DASMBO, feature_buckets
 out = run(FakeBench(), DASMBO, seed=7, budget_evals=25, optimizer_settings={{"n_samples": 32}}, include_overhead=False)
 print(json.dumps({{"configs": [r["config"] for r in out.rows],
                   "buckets": feature_buckets(["depth=2", "op=conv3", "conv3>pool"], 2048).tolist()}}))

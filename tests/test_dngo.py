@@ -10,11 +10,11 @@ from benchsuite.benchmark import Result
 from benchsuite.optimizer import Trial
 from benchsuite.registry import make_benchmark
 from benchsuite.testing import check_optimizer
-from optimizers.dngo import DNGO, basis, train_mlp
-from optimizers.models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic,
+from benchsuite.optimizers.dngo import DNGO, basis, train_mlp
+from benchsuite.optimizers.models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic,
                                               QuadraticPrior, initial_theta, quadratic_coefficients,
                                               quadratic_features, slice_sweeps)
-from optimizers.models.posterior import condition_on_pending
+from benchsuite.optimizers.models.posterior import condition_on_pending
 
 # tiny network, few SGD steps, short chains: each test a few seconds at most
 SMALL = {"n_init": 3, "n_units": 8, "n_layers": 2, "epochs": 2, "min_steps": 30, "n_samples": 2, "n_burn": 3,
@@ -138,7 +138,7 @@ def test_laplace_logistic_separates_valid_from_invalid():
 
 @pytest.mark.parametrize("loss", ["mse", "bce"])
 def test_backpropagation_matches_finite_differences(loss):
-    from optimizers.dngo import _loss_grad
+    from benchsuite.optimizers.dngo import _loss_grad
 
     rng = np.random.default_rng(1)
     X, y = rng.random((5, 3)), (rng.random(5) > 0.5).astype(float)

@@ -12,12 +12,12 @@ from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
 from benchsuite.space import Float, Space
 from benchsuite.testing import check_optimizer
-from optimizers.entropy_search import EntropySearchOptimizer
-from optimizers.fabolas import Fabolas
-from optimizers.gp_ei import GPEI
-from optimizers.models import gp
-from optimizers.models.entropy import EntropySearch, entropy_of_counts, sample_representers
-from optimizers.mtbo import MTBO
+from benchsuite.optimizers.entropy_search import EntropySearchOptimizer
+from benchsuite.optimizers.fabolas import Fabolas
+from benchsuite.optimizers.gp_ei import GPEI
+from benchsuite.optimizers.models import gp
+from benchsuite.optimizers.models.entropy import EntropySearch, entropy_of_counts, sample_representers
+from benchsuite.optimizers.mtbo import MTBO
 
 MCMC = {"burnin": 5, "chain_length": 3}
 ES = {"n_representers": 10, "n_pmin_samples": 32, "n_innovations": 3, "n_pool": 64, "n_candidates": 32,

@@ -9,7 +9,7 @@ from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
 from benchsuite.space import Float, Space
 from benchsuite.testing import check_optimizer
-from optimizers.hyperband import Hyperband
+from benchsuite.optimizers.hyperband import Hyperband
 
 
 def test_conformance():

@@ -15,8 +15,8 @@ from benchsuite.architectures.layer_graph import (
 from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import InvalidConfigError, InvalidSettingError, UnknownNameError
 from benchsuite.runner import run
-from optimizers.random_search import RandomSearch
-from optimizers.regularized_evolution import RegularizedEvolution
+from benchsuite.optimizers.random_search import RandomSearch
+from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
 
 KINDS = ("mlp", "cnn")
 

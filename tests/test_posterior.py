@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from optimizers.models import gp
-from optimizers.models.acquisition import expected_improvement, integrated_ei
-from optimizers.models.adaptive_basis import AdaptiveBasisPosterior, BasisStatistics
-from optimizers.models.diffusion_kernel import DiffusionGP, DiffusionKernel, GPParams, graph_eigensystem
-from optimizers.models.diffusion_kernel import GPPosterior as ComboPosterior
-from optimizers.models.posterior import Posterior, PredictiveModel, condition_on_pending
+from benchsuite.optimizers.models import gp
+from benchsuite.optimizers.models.acquisition import expected_improvement, integrated_ei
+from benchsuite.optimizers.models.adaptive_basis import AdaptiveBasisPosterior, BasisStatistics
+from benchsuite.optimizers.models.diffusion_kernel import DiffusionGP, DiffusionKernel, GPParams, graph_eigensystem
+from benchsuite.optimizers.models.diffusion_kernel import GPPosterior as ComboPosterior
+from benchsuite.optimizers.models.posterior import Posterior, PredictiveModel, condition_on_pending
 
 
 def _gp_model():

@@ -1,6 +1,6 @@
 """Random search through the conformance kit (the kit's own first customer)."""
 from benchsuite.testing import check_optimizer
-from optimizers.random_search import RandomSearch
+from benchsuite.optimizers.random_search import RandomSearch
 
 
 def test_random_search_conforms():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from analysis.outputs import aggregate_outputs, report_outputs
+from benchsuite.analysis.outputs import aggregate_outputs, report_outputs
 from benchsuite.protocol import load_protocol, load_protocols, load_set
 from benchsuite.results import load_result
 

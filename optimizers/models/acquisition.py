@@ -2,7 +2,7 @@
 
 :func:`expected_improvement` is the closed form on explicit means and standard
 deviations. The plugins call :func:`integrated_ei`, which takes a
-:class:`~optimizers.models.posterior.Posterior` (mean and *variance* per sample) and
+:class:`~benchsuite.optimizers.models.posterior.Posterior` (mean and *variance* per sample) and
 averages EI over its samples (Spearmint, Fabolas 3.4, COMBO, DNGO 3.3), so that no
 caller can hand it a variance where a standard deviation was meant, or the reverse.
 """

@@ -164,7 +164,7 @@ class AdaptiveBasisPosterior:
 
     Targets are standardised with ``y_shift``/``y_scale``; predictions, draws and
     :meth:`best` are in original units. Implements the
-    :class:`~optimizers.models.posterior.PredictiveModel` contract.
+    :class:`~benchsuite.optimizers.models.posterior.PredictiveModel` contract.
     """
 
     def __init__(self, features: Features, stats: BasisStatistics, theta: np.ndarray,

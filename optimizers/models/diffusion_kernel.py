@@ -482,8 +482,8 @@ class DiffusionGP:
 class GPPosterior:
     """Predictions of a :class:`DiffusionGP` under ``S`` hyperparameter samples at once.
 
-    Implements the :class:`~optimizers.models.posterior.PredictiveModel` contract:
-    running evaluations enter through :func:`~optimizers.models.posterior.condition_on_pending`
+    Implements the :class:`~benchsuite.optimizers.models.posterior.PredictiveModel` contract:
+    running evaluations enter through :func:`~benchsuite.optimizers.models.posterior.condition_on_pending`
     (COMBO uses the kriging believer: each sample's own posterior mean as the value, which
     leaves the mean unchanged and shrinks the variance around them).
     """

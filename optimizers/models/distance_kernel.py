@@ -1,7 +1,7 @@
 """GP kernels on spaces without coordinates, built from cached pairwise distances.
 
 A configuration (a layer graph, a chain, any object with a hashable key) is given an
-integer id by a :class:`DistanceStore`; the GP of :mod:`optimizers.models.gp` then sees a
+integer id by a :class:`DistanceStore`; the GP of :mod:`benchsuite.optimizers.models.gp` then sees a
 one-column input ``X = [[id], ...]`` and :class:`DistanceSumKernel` looks the distances up.
 The store keeps every distance between the configurations it was given ("persistent":
 evaluated, running and seed networks) and grows by computing only the new rows; candidates
@@ -272,7 +272,7 @@ def _lml_batch(K: np.ndarray, noise: np.ndarray, yc: np.ndarray) -> np.ndarray:
 def exp_sample_hyperparameters(kernel: DistanceSumKernel, X: np.ndarray, y_std: np.ndarray, mean_std: float,
                                noise_bounds: tuple[float, float], rng: np.random.Generator,
                                n_samples: int, n_keep: int, chunk_entries: int = 2_000_000) -> np.ndarray:
-    """Hyperparameter rows ``(n_keep, n_hyper)`` for :class:`~optimizers.models.gp.GPPosterior`.
+    """Hyperparameter rows ``(n_keep, n_hyper)`` for :class:`~benchsuite.optimizers.models.gp.GPPosterior`.
 
     The authors' ``rand_exp_sampling`` (``gp/gp_core.py``): ``n_samples`` draws uniform in
     the kernel's log-space box and in ``log noise`` on ``noise_bounds`` (variances of the

@@ -363,7 +363,7 @@ class GPPosterior:
     ``y`` is ``(n,)`` or ``(S, n)`` (one target vector per sample, used for fantasies);
     ``y_shift``/``y_scale`` standardise it (by default computed from ``y``). Predictions and
     covariances come back in the original units of ``y``. Implements the
-    :class:`~optimizers.models.posterior.PredictiveModel` contract.
+    :class:`~benchsuite.optimizers.models.posterior.PredictiveModel` contract.
     """
 
     def __init__(self, kernel: Kernel, X: np.ndarray, y: np.ndarray, theta: np.ndarray,

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The wheel is the product: build it, install it into a fresh virtual environment outside the
+# checkout, and from an unrelated directory run what a user's CI would run:
+#   benchsuite list, a 50-trial run on a shipped lookup table, the conformance kit (and race)
+#   on a plugin defined in a user's file, and a small workflow on a protocol outside the repo.
+# Prints the time from installing the wheel to the finished tabular run.
+#   bash scripts/check_wheel.sh            # CI runs this after the tests
+#   KEEP=1 bash scripts/check_wheel.sh     # keep the scratch folder for a look
+set -euo pipefail
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+export PATH="$HOME/.local/bin:$PATH"
+command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet --user uv
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/benchsuite-wheel.XXXXXX")
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$WORK"' EXIT
+step() { printf '== %s\n' "$*"; }
+fail() { printf 'check_wheel: %s\n' "$*" >&2; exit 1; }
+
+step "build the wheel"
+# from an sdist, so that no stale build/ folder of the checkout leaks into the wheel
+uv build --quiet --out-dir "$WORK/dist" "$REPO" 2>&1 | tail -5
+WHEEL=$(ls "$WORK"/dist/benchsuite-*.whl)
+python3 - "$WHEEL" <<'EOF'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+tops = sorted({n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))})
+need = ["benchsuite/optimizers/dngo.py", "benchsuite/analysis/report.py", "benchsuite/workflow/Snakefile",
+        "benchsuite/workflow/profiles/default/config.yaml", "benchsuite/protocols/default_set.yaml",
+        "benchsuite/tables/svm_mnist/svm_mnist.h5", "benchsuite/tables/svm_mnist/svm_mnist.h5.sha256",
+        "benchsuite/tables/nas_bench_201/nas_bench_201.h5"]
+missing = [n for n in need if n not in names]
+if tops != ["benchsuite"] or missing:
+    sys.exit(f"check_wheel: top-level packages {tops} (want only benchsuite); missing {missing}")
+print(f"wheel: {len(names)} files, only the benchsuite package at top level")
+EOF
+
+# everything below runs outside the checkout, in a folder unrelated to it
+cd "$WORK"
+mkdir elsewhere
+cd elsewhere
+FIND_LINKS=()
+[ -d /opt/wheels ] && FIND_LINKS=(--find-links /opt/wheels)
+step "install the wheel into a fresh environment"
+T0=$(date +%s.%N)
+uv venv --quiet -p "$PY" "$WORK/venv"
+VIRTUAL_ENV="$WORK/venv" uv pip install --quiet "${FIND_LINKS[@]}" "torch==2.13.0" "$WHEEL"
+T1=$(date +%s.%N)
+BS="$WORK/venv/bin/benchsuite"
+"$WORK/venv/bin/python" - <<'EOF'
+import importlib.util, sys
+for top in ("optimizers", "analysis"):
+    spec = importlib.util.find_spec(top)
+    if spec is not None:
+        sys.exit(f"check_wheel: a top-level module {top!r} is importable from {spec.origin}")
+import benchsuite.paths as p
+assert "site-packages" in str(p.TABLES_DIR), p.TABLES_DIR
+print("installed at", p.PACKAGE_DIR)
+EOF
+
+step "a 50-trial run on the shipped SVM table"
+mkdir -p runs
+"$BS" run -b svm_mnist -o random_search --budget-evals 50 --seed 1 --out runs/svm.csv -q
+T2=$(date +%s.%N)
+[ -s runs/svm.csv ] || fail "the tabular run wrote no result file"
+"$BS" list > list.txt
+grep -q "nb201_cifar10" list.txt && grep -q "dngo" list.txt || fail "benchsuite list misses built-ins"
+
+step "the conformance kit and race on a user's plugin file"
+cat > my_search.py <<'EOF'
+"""A user's optimizer in a file of their own: random search under another name."""
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
+
+
+class MySearch(Optimizer):
+    name = "my_search"
+    description = "a user's plugin, checked from an installed wheel"
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed", "architecture"}, fidelity="ignores",
+                            parallel=True)
+
+    def ask(self, pending=()):
+        return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+EOF
+"$BS" check my_search.py:MySearch --budget 10 --seeds 2
+
+step "a small workflow on a protocol outside the repository"
+mkdir -p protos
+cat > protos/tiny.yaml <<'EOF'
+description: two optimizers on the shipped NAS-Bench-201 table, from an installed wheel
+benchmark: nb201_cifar10
+optimizers: [random_search, regularized_evolution]
+repetitions: 2
+budget: {evaluations: 20}
+EOF
+"$BS" workflow protos/tiny.yaml --results out --cores 1 --quiet all > workflow.log 2>&1 || { tail -20 workflow.log; fail "the workflow failed"; }
+ls out/reports/tiny/ | grep -q "index.md" || fail "the workflow wrote no report"
+[ -z "$(ls -A "$WORK/venv/lib/"python3*/site-packages/benchsuite/tables/svm_mnist | grep -v -e '\.h5$' -e '\.sha256$' -e README.md)" ] \
+  || fail "something was written into the installed tables folder"
+
+python3 - "$T0" "$T1" "$T2" <<'EOF'
+import sys
+t0, t1, t2 = map(float, sys.argv[1:])
+print(f"install {t1 - t0:.1f} s + 50-trial tabular run {t2 - t1:.1f} s = {t2 - t0:.1f} s from installing the wheel "
+      "to a finished run")
+EOF
+step "wheel check passed"

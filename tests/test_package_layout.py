@@ -1,0 +1,101 @@
+"""The installed package is the product: everything lives inside the ``benchsuite`` namespace and
+every file a run needs is package data (issue 14, item 1).
+
+The full check (build the wheel, install it into a fresh environment outside the checkout, run
+from there) is ``scripts/check_wheel.sh``, which CI runs after the tests; these fast tests
+catch the mistakes that would break it: a stray top-level import, a table the wheel would not
+ship, a path that depends on the current directory.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from benchsuite import paths, registry
+from benchsuite.tabular import required_tables
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+TOP_LEVEL_IMPORT = re.compile(r"^\s*(from|import)\s+(optimizers|analysis)\b", re.M)
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", *patterns], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    return [ROOT / f for f in out.stdout.split()]
+
+
+def test_no_code_imports_the_top_level_folders_as_packages() -> None:
+    files = _tracked("*.py", "Snakefile", "*.smk", "*.md")
+    offenders = [f"{f.relative_to(ROOT)}: {m.group(0).strip()}" for f in files if f.is_file()
+                 for m in TOP_LEVEL_IMPORT.finditer(f.read_text(encoding="utf-8"))]
+    assert not offenders, "import benchsuite.optimizers / benchsuite.analysis instead:\n" + "\n".join(offenders)
+
+
+def test_the_namespace_links_point_at_the_repository_folders() -> None:
+    for name in ("optimizers", "analysis", "tables", "protocols"):
+        link = ROOT / "benchsuite" / name
+        assert link.is_symlink() and link.resolve() == ROOT / name, name
+    assert paths.SNAKEFILE.resolve() == ROOT / "Snakefile"
+    assert (paths.SNAKEFILE.parent / "profiles" / "default" / "config.yaml").is_file()
+    assert paths.TABLES_DIR == ROOT / "tables" and paths.PROTOCOLS_DIR == ROOT / "protocols"
+    assert paths.checkout_root() == ROOT
+
+
+def test_the_wheel_holds_only_the_benchsuite_package() -> None:
+    find = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
+    assert find["include"] == ["benchsuite*"]
+    assert find.get("namespaces") is False  # tables/ and protocols/ are data, not packages
+
+
+def _shipped(relative: str) -> bool:
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["benchsuite"]
+    excluded = PYPROJECT["tool"]["setuptools"].get("exclude-package-data", {}).get("benchsuite", [])
+    return (any(fnmatch.fnmatch(relative, g) for g in globs)
+            and not any(fnmatch.fnmatch(relative, g) for g in excluded))
+
+
+def test_every_table_a_benchmark_reads_is_package_data_with_its_checksum() -> None:
+    tables = {p for name in registry.benchmarks() for p in required_tables(name)}
+    assert len(tables) >= 2  # the SVM and NAS-Bench-201 tables at least
+    for table in tables:
+        rel = "tables/" + str(table.relative_to(paths.TABLES_DIR))
+        assert _shipped(rel), f"{rel} would not be in the wheel: add it to [tool.setuptools.package-data]"
+        assert _shipped(rel + ".sha256") and table.with_name(table.name + ".sha256").is_file(), rel
+
+
+def test_every_protocol_and_the_workflow_are_package_data() -> None:
+    for f in sorted(paths.PROTOCOLS_DIR.glob("*.yaml")):
+        assert _shipped(f"protocols/{f.name}"), f.name
+    assert _shipped("workflow/Snakefile") and _shipped("workflow/profiles/default/config.yaml")
+
+
+def test_the_suite_imports_without_the_top_level_folders_from_anywhere(tmp_path: Path) -> None:
+    """Run from an unrelated directory (nothing of the checkout on sys.path but the install):
+    every plugin, the API, the analysis and the workflow's helpers import through the
+    namespace, and no module named ``optimizers`` or ``analysis`` is loaded or even findable."""
+    code = """
+import importlib.util, sys
+from benchsuite import api, registry, paths
+from benchsuite.analysis import report, plots
+from benchsuite.cli_workflow import workflow_file
+opts, benches = registry.optimizers(), registry.benchmarks()
+broken = [n for n, e in {**opts, **benches}.items() if e.obj is None and 'failed to import' in e.error]
+assert not broken, broken
+stray = sorted(m for m in sys.modules if m.split('.')[0] in ('optimizers', 'analysis'))
+assert not stray, stray
+assert importlib.util.find_spec('optimizers') is None and importlib.util.find_spec('analysis') is None
+assert workflow_file() == paths.SNAKEFILE
+print(len(opts), len(benches))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    n_opt, n_bench = map(int, out.stdout.split())
+    assert n_opt >= 20 and n_bench >= 30
