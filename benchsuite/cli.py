@@ -6,7 +6,9 @@ errors are one line too; the output path is probed before the run starts
 (:func:`benchsuite.results.check_writable`). A plugin that raises gives one line naming it
 and the method (``optimizer 'x' raised in ask(): ...``); its traceback goes to
 ``<out>.traceback.log`` next to the result file (a temporary file for ``evaluate``), whose
-path the line ends with. Two runs writing the same ``--out`` at once: the second refuses in
+path the line ends with. An evaluation that raises inside a run is a failed trial: one line on
+stderr (the workflow's ``rep*.log``) and its traceback appended to ``<out>.failures.log``;
+``--pdb`` opens the debugger at the exception instead (and at a plugin's exception). Two runs writing the same ``--out`` at once: the second refuses in
 one line naming the pid that holds ``<out>.lock`` (:class:`OutputLock`).
 """
 from __future__ import annotations
@@ -102,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    r.add_argument("--pdb", action="store_true",
+                   help="open the Python debugger where an evaluation or a plugin raises (post mortem); "
+                        "after you leave it, a failed evaluation is recorded as a failed trial and the run goes on")
 
     e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
@@ -167,8 +172,8 @@ class _plugin_errors:
     the full traceback was written to; an exception no plugin frame is in still gives one line,
     naming the run it happened in."""
 
-    def __init__(self, context: str, log: Path | None):  # log None: a new file in the temporary directory
-        self.context, self.log = context, log
+    def __init__(self, context: str, log: Path | None, debug: bool = False):
+        self.context, self.log, self.debug = context, log, debug  # log None: a new file in the temporary directory
 
     def __enter__(self) -> None:
         return None
@@ -179,6 +184,8 @@ class _plugin_errors:
         if isinstance(exc, RecursionError):
             return False  # main() reports it as input nested too deeply
         where = _culprit(exc)
+        if self.debug:
+            _post_mortem(exc)
         log = self._write(exc, where)
         brief = one_line(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         if len(brief) > 300:
@@ -200,6 +207,21 @@ class _plugin_errors:
             except OSError:
                 continue
         return None
+
+
+def _post_mortem(exc: BaseException) -> None:
+    """``--pdb``: the traceback, then the debugger in the frame that raised."""
+    import pdb
+
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    print("benchsuite --pdb: post-mortem debugging; `c` or `q` leaves the debugger", file=sys.stderr, flush=True)
+    pdb.post_mortem(exc.__traceback__)
+
+
+def _failures_next_to(out: Path) -> Path:
+    """Where the tracebacks of a run's failed evaluations go (the name shortened to fit NAME_MAX)."""
+    name = out.name if len(os.fsencode(out.name)) <= 240 else out.name[:200]
+    return out.with_name(name + ".failures.log")
 
 
 # -- one writer per result file: <out>.lock next to it ---------------------------------------
@@ -376,7 +398,7 @@ def _run_locked(args: argparse.Namespace, out: Path) -> int:
     check_budget(args.budget_evals, args.budget_seconds)
     opt_cls = registry.get_optimizer(args.optimizer)
     bench_settings = parse_assignments(args.benchmark_settings)
-    with _plugin_errors(f"benchmark {args.benchmark!r}", _log_next_to(out)):
+    with _plugin_errors(f"benchmark {args.benchmark!r}", _log_next_to(out), debug=args.pdb):
         bench = registry.make_benchmark(args.benchmark, bench_settings)
     opt_settings = parse_assignments(args.settings)
     meta = parse_assignments(args.meta)
@@ -408,11 +430,39 @@ def _run_locked(args: argparse.Namespace, out: Path) -> int:
         bar.update(n - bar.n)
         bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
 
+    failures = _failures_next_to(out)
     try:
-        with _plugin_errors(f"optimizer {args.optimizer!r} on benchmark {args.benchmark!r}", _log_next_to(out)):
+        failures.unlink(missing_ok=True)  # an earlier attempt's failures are not this run's
+    except OSError:
+        pass
+
+    def on_failure(trial, exc: Exception) -> None:
+        """A failed evaluation: the debugger (--pdb), its traceback in the failure log, one line on stderr."""
+        if args.pdb:
+            _post_mortem(exc)
+        text = (f"trial {trial.id} (worker {trial.worker}, fidelity {trial.fidelity}): "
+                f"{bench.space.to_json(trial.config)}\n"
+                + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n")
+        try:
+            with open(failures, "a", encoding="utf-8", errors="backslashreplace") as fh:
+                fh.write(text)
+            where = f"traceback in {failures}"
+        except OSError as err:
+            where = f"no traceback log could be written: {err.strerror}"
+        brief = one_line(f"{type(exc).__name__}: {exc}")[:300]
+        line = f"benchsuite: trial {trial.id} failed, evaluate() raised {brief} ({where})"
+        if bars:
+            bars[0].write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        with _plugin_errors(f"optimizer {args.optimizer!r} on benchmark {args.benchmark!r}", _log_next_to(out),
+                            debug=args.pdb):
             output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
                          budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
-                         include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None)
+                         include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None,
+                         on_failure=on_failure)
     finally:
         for bar in bars:
             bar.close()

@@ -33,6 +33,7 @@ import numpy as np
 from . import __version__
 from .benchmark import Benchmark, Result
 from .errors import BudgetError, InvalidConfigError, PluginError
+from .paths import checkout_root
 from .optimizer import Optimizer, Trial
 from .seeding import evaluation_seed, optimizer_rng
 
@@ -60,9 +61,11 @@ def check_budget(budget_evals: int | None, budget_seconds: float | None) -> None
 
 def _git_commit(protocol: str | None = None) -> str | None:
     """HEAD of the suite's checkout, ``-dirty`` when tracked files changed or the run's protocol
-    file (``protocols/<protocol>.yaml``) is not tracked; None outside a git checkout."""
+    file (``protocols/<protocol>.yaml``) is not tracked; None for an installed wheel."""
+    root = checkout_root()
+    if root is None:
+        return None
     try:
-        root = Path(__file__).resolve().parent.parent
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
         if out.returncode != 0:
             return None
@@ -107,7 +110,7 @@ def plugin_distribution(cls: type) -> dict[str, str | None]:
     own = Path(__file__).resolve().parent.parent
     module = sys.modules.get(cls.__module__)
     file = getattr(module, "__file__", None)
-    if top in ("benchsuite", "optimizers", "analysis") and file and own in Path(file).resolve().parents:
+    if top == "benchsuite" and file and own in Path(file).resolve().parents:
         return {"name": "benchsuite", "version": __version__}
     dists = _module_distributions().get(top) or []
     if not dists:
@@ -142,8 +145,13 @@ def run(
     include_overhead: bool = True,
     progress: ProgressFn | None = None,
     extra_provenance: Mapping[str, Any] | None = None,
+    on_failure: Callable[[Trial, Exception], None] | None = None,
 ) -> RunOutput:
-    """Run one optimizer on one benchmark and return its rows and provenance."""
+    """Run one optimizer on one benchmark and return its rows and provenance.
+
+    An exception inside ``benchmark.evaluate`` is a failed trial (its message in the row's
+    ``info``); ``on_failure(trial, exc)`` then sees the exception with its traceback (the CLI
+    keeps it in the run's failure log, or opens the debugger there with ``--pdb``)."""
     check_budget(budget_evals, budget_seconds)
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
@@ -197,6 +205,8 @@ def run(
                     result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
             except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial
                 result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
+                if on_failure is not None:
+                    on_failure(trial, exc)
             pending[trial.id] = trial
             end = start + max(0.0, float(result.cost_s))
             heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s))

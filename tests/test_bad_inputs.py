@@ -711,6 +711,38 @@ def test_a_benchmark_that_raises_in_evaluate_is_a_failed_trial_not_an_error(caps
     from benchsuite.results import load_result
 
     assert load_result(out)["status"].eq("failed").all()
+    # each failure: one line on stderr, its traceback (with the configuration) in the failure log
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all("evaluate() raised ArithmeticError: evaluate" in e for e in err), err
+    log = (tmp_path / "r.csv.failures.log").read_text()
+    assert log.count("Traceback (most recent call last)") == 3 and 'raise ArithmeticError("evaluate")' in log
+    assert "trial 2 " in log and '{"x":' in log
+
+
+def test_pdb_opens_the_debugger_where_an_evaluation_raised(capsys, tmp_path, boom_plugins, monkeypatch):
+    import io
+
+    boom_plugins("benchmark", "evaluate")
+    monkeypatch.setattr("sys.stdin", io.StringIO("p self.where\nc\n" * 3))
+    out = tmp_path / "r.csv"
+    assert main(["run", "-b", "boom_bench", "-o", "boom_opt", "--budget-evals", "3", "--quiet", "--pdb",
+                 "--out", str(out)]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.count("(Pdb)") >= 3 and "'evaluate'" in cap.out  # stopped in evaluate()
+    assert out.is_file()  # leaving the debugger records the failed trial and the run goes on
+
+
+def test_pdb_opens_the_debugger_where_a_plugin_raised(capsys, tmp_path, boom_plugins, monkeypatch):
+    import io
+
+    boom_plugins("optimizer", "ask")
+    monkeypatch.setattr("sys.stdin", io.StringIO("p self.where\nc\n"))
+    out = tmp_path / "r.csv"
+    assert main(["run", "-b", "boom_bench", "-o", "boom_opt", "--budget-evals", "3", "--pdb",
+                 "--out", str(out)]) == 2
+    cap = capsys.readouterr()
+    assert "(Pdb)" in cap.out and "'ask'" in cap.out
+    assert "optimizer 'boom_opt' raised in ask()" in cap.err and not out.exists()
 
 
 def test_a_successful_run_removes_a_stale_traceback_log(tmp_path):

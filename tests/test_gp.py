@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from optimizers.models import acq_opt, gp, mcmc
-from optimizers.models.acquisition import expected_improvement, integrated_ei
-from optimizers.models.posterior import Posterior
+from benchsuite.optimizers.models import acq_opt, gp, mcmc
+from benchsuite.optimizers.models.acquisition import expected_improvement, integrated_ei
+from benchsuite.optimizers.models.posterior import Posterior
 
 
 def _matern_ref(x: np.ndarray, z: np.ndarray, amp: float, ls: np.ndarray) -> float:
@@ -145,6 +145,29 @@ def test_mcmc_samples_have_finite_posterior_and_are_reproducible():
     first = s2.sample(X, y)
     second = s2.sample(X, y)
     assert not np.array_equal(first, second)
+
+
+def test_ctrl_c_inside_the_chain_propagates_without_emcee_printing(capsys, monkeypatch):
+    """emcee prints the walkers' parameters and a traceback when the log-probability raises
+    (Ctrl-C included); the interrupt must reach the caller and the printing must not."""
+    rng_data = np.random.default_rng(4)
+    X = rng_data.random((12, 2))
+    y = X.sum(1)
+    k = gp.Matern52(range(2))
+    calls = [0]
+    real = mcmc.log_posterior
+
+    def interrupted(*a, **kw):
+        calls[0] += 1
+        if calls[0] > 3:  # past the start-up checks: inside emcee's run
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(mcmc, "log_posterior", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        mcmc.HyperparameterSampler(k, np.random.default_rng(0), burnin=5, chain_length=5).sample(X, y)
+    cap = capsys.readouterr()
+    assert calls[0] > 3 and cap.out == "" and cap.err == ""
 
 
 def test_expected_improvement_matches_monte_carlo():

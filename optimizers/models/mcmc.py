@@ -1,7 +1,7 @@
 """Marginalising GP hyperparameters with emcee (fabolas.txt Sec. 3.4; Snoek et al. 2012).
 
 An affine-invariant ensemble (emcee's stretch move) runs over the full hyperparameter row
-of :mod:`optimizers.models.gp` (kernel parameters, constant mean, log noise). As in RoBO's
+of :mod:`benchsuite.optimizers.models.gp` (kernel parameters, constant mean, log noise). As in RoBO's
 ``GaussianProcessMCMC`` (the Fabolas authors' implementation) the chain is burnt in once,
 then every later fit continues from the walkers' last positions for ``chain_length`` steps,
 and the walkers' final positions are the hyperparameter samples (one per walker).
@@ -18,6 +18,8 @@ step costs one batched Cholesky factorisation.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 
 import numpy as np
@@ -101,7 +103,10 @@ class HyperparameterSampler:
             sampler = emcee.EnsembleSampler(self.n_walkers, p, fn, vectorize=True)
             seed = int(self.rng.integers(0, 2**32 - 1))
             state = emcee.State(p0, random_state=np.random.RandomState(seed).get_state())
-            final = sampler.run_mcmc(state, steps, progress=False)
+            # emcee prints the walker's parameters and a traceback whenever the log-probability
+            # raises, Ctrl-C included; the exception itself still propagates, the printing does not
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                final = sampler.run_mcmc(state, steps, progress=False)
             p0 = np.array(final.coords)
         self.positions = p0
         return p0.copy()
