@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The wheel is the product: build it, install it into a fresh virtual environment outside the
 # checkout, and from an unrelated directory run what a user's CI would run:
-#   benchsuite list, a 50-trial run on a shipped lookup table, the conformance kit (and race)
-#   on a plugin defined in a user's file, and a small workflow on a protocol outside the repo.
+#   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
+#   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow on a protocol outside the repo.
 # Prints the time from installing the wheel to the finished tabular run.
 #   bash scripts/check_wheel.sh            # CI runs this after the tests
 #   KEEP=1 bash scripts/check_wheel.sh     # keep the scratch folder for a look
@@ -65,6 +65,16 @@ T2=$(date +%s.%N)
 [ -s runs/svm.csv ] || fail "the tabular run wrote no result file"
 "$BS" list > list.txt
 grep -q "nb201_cifar10" list.txt && grep -q "dngo" list.txt || fail "benchsuite list misses built-ins"
+
+step "the README's Python API example"
+python3 - "$REPO/README.md" > api_example.py <<'EOF'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+section = text[text.index("## Python API"):]
+print(re.search(r"```python\n(.*?)```", section, re.S).group(1))
+EOF
+"$WORK/venv/bin/python" api_example.py > api_example.log
+[ -s runs/curves.png ] || fail "the API example drew no figure"
 
 step "the conformance kit and race on a user's plugin file"
 cat > my_search.py <<'EOF'
