@@ -28,10 +28,8 @@ SEARCHERS = (DARandom, DAMCTS, DASMBO, DAEvolution)
 
 
 def _da_spaces() -> dict:
-    try:
-        from benchsuite.architectures.deeparchitect import SPACES
-    except ImportError:
-        return {}
+    from benchsuite.architectures.deeparchitect import SPACES
+
     return SPACES
 
 
@@ -303,10 +301,7 @@ def test_evolution_ages_the_population_and_skips_failures():
     pytest.param("flat", marks=pytest.mark.slow),
 ])
 def test_searchers_give_valid_architectures_of_the_real_spaces(space_name):
-    spaces = _da_spaces()
-    if space_name not in spaces:
-        pytest.skip("benchsuite.architectures.deeparchitect does not provide this space yet")
-    space = spaces[space_name]()
+    space = _da_spaces()[space_name]()
     bench = FakeBench(space)
     for cls in SEARCHERS:
         st = {"n_samples": 4} if cls is DASMBO else {"population_size": 3, "sample_size": 2} \
@@ -322,11 +317,6 @@ def test_searchers_give_valid_architectures_of_the_real_spaces(space_name):
 
 
 # -- benchmarks ----------------------------------------------------------------------------------------
-def _nb201_table_ready() -> bool:
-    return (ROOT / "tables" / "nas_bench_201" / "nas_bench_201.h5").exists() and "nb201" in _da_spaces()
-
-
-@pytest.mark.skipif(not _nb201_table_ready(), reason="needs the NAS-Bench-201 table and the DA nb201 space")
 def test_table_benchmark_agrees_with_nb201_cifar10():
     from benchsuite.architectures import nb201
     from benchsuite.registry import make_benchmark
@@ -346,7 +336,6 @@ def test_table_benchmark_agrees_with_nb201_cifar10():
         da.evaluate(("not", "a", "cell"))
 
 
-@pytest.mark.skipif(not _nb201_table_ready(), reason="needs the NAS-Bench-201 table and the DA nb201 space")
 def test_searchers_run_on_the_table_at_lookup_speed():
     import time
 
@@ -374,8 +363,6 @@ def test_live_benchmark_settings_and_bad_input():
     assert cls.kind == "live" and cls.requirements.gpu == "optional"
     with pytest.raises(InvalidSettingError, match="space"):
         cls(space="resnet")
-    if "genetic" not in _da_spaces():
-        pytest.skip("benchsuite.architectures.deeparchitect does not provide the genetic space yet")
     b = cls()
     assert (b.fidelity.name, b.fidelity.high, b.fidelity.full) == ("epochs", 25, 25)
     ts = b.train_settings(25)
@@ -391,8 +378,6 @@ def test_live_benchmark_settings_and_bad_input():
 @pytest.mark.skipif(not HAVE_CIFAR, reason=f"no CIFAR-10 archive in {SHARED}")
 def test_tiny_live_evaluation_on_cifar10():
     pytest.importorskip("torch")
-    if "genetic" not in _da_spaces():
-        pytest.skip("benchsuite.architectures.deeparchitect does not provide the genetic space yet")
     from benchsuite.registry import make_benchmark
 
     b = make_benchmark("deeparchitect_cifar10", {"space": "genetic", "data_dir": str(SHARED), "n_train": 128,
