@@ -8,8 +8,9 @@ and the method (``optimizer 'x' raised in ask(): ...``); its traceback goes to
 ``<out>.traceback.log`` next to the result file (a temporary file for ``evaluate``), whose
 path the line ends with. An evaluation that raises inside a run is a failed trial: one line on
 stderr (the workflow's ``rep*.log``) and its traceback appended to ``<out>.failures.log``;
-``--pdb`` opens the debugger at the exception instead (and at a plugin's exception). Two runs writing the same ``--out`` at once: the second refuses in
-one line naming the pid that holds ``<out>.lock`` (:class:`OutputLock`).
+``--pdb`` opens the debugger at the exception first (and at a plugin's exception). Two runs
+writing the same ``--out`` at once: the second refuses in one line naming the pid that holds
+``<out>.lock`` (:class:`OutputLock`).
 """
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ import numpy as np
 from . import __version__
 from .benchmark import Benchmark, Result
 from .errors import BudgetError, InvalidConfigError, PluginError
-from .paths import checkout_root
 from .optimizer import Optimizer, Trial
+from .paths import checkout_root
 from .seeding import evaluation_seed, optimizer_rng
 
 ProgressFn = Callable[[int, float], None]
