@@ -2,7 +2,8 @@
 # The wheel is the product: build it, install it into a fresh virtual environment outside the
 # checkout, and from an unrelated directory run what a user's CI would run:
 #   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
-#   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow on a protocol outside the repo.
+#   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
+#   on a protocol outside the repository.
 # Prints the time from installing the wheel to the finished tabular run.
 #   bash scripts/check_wheel.sh            # CI runs this after the tests
 #   KEEP=1 bash scripts/check_wheel.sh     # keep the scratch folder for a look
