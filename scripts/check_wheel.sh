@@ -3,7 +3,7 @@
 # checkout, and from an unrelated directory run what a user's CI would run:
 #   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
 #   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
-#   on a protocol outside the repository.
+#   on a protocol outside the repository (run twice: the second run must find nothing to do).
 # Prints the time from installing the wheel to the finished tabular run.
 #   bash scripts/check_wheel.sh            # CI runs this after the tests
 #   KEEP=1 bash scripts/check_wheel.sh     # keep the scratch folder for a look
@@ -105,6 +105,8 @@ budget: {evaluations: 20}
 EOF
 "$BS" workflow protos/tiny.yaml --results out --cores 1 --quiet all > workflow.log 2>&1 || { tail -20 workflow.log; fail "the workflow failed"; }
 ls out/reports/tiny/ | grep -q "index.md" || fail "the workflow wrote no report"
+"$BS" workflow protos/tiny.yaml --results out --cores 1 all > rerun.log 2>&1 || { tail -20 rerun.log; fail "the rerun failed"; }
+grep -q "Nothing to be done" rerun.log || { tail -20 rerun.log; fail "the rerun of a finished workflow did something"; }
 [ -z "$(ls -A "$WORK/venv/lib/"python3*/site-packages/benchsuite/tables/svm_mnist | grep -v -e '\.h5$' -e '\.sha256$' -e README.md)" ] \
   || fail "something was written into the installed tables folder"
 
