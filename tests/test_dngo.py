@@ -196,6 +196,45 @@ def _told(bench, n, seed=0, fail=None, **settings):
     return opt
 
 
+def test_eta_target_trains_the_network_on_what_the_quadratic_mean_leaves(monkeypatch):
+    """Off (the paper, the default): the network's target is the standardised y. With
+    ``eta_target=c``: y minus the quadratic mean at the chain's state, which starts at Lambda_kk = c
+    and then continues from the last sample."""
+    from benchsuite.errors import InvalidSettingError
+    from benchsuite.optimizers.models.adaptive_basis import initial_theta, quadratic_coefficients, quadratic_features
+    from benchsuite.optimizers.models.gp import standardise
+
+    bench = make_benchmark("hartmann3")
+    targets = []
+    real = DNGO._train
+
+    def spy(self, X, y, loss="mse"):
+        targets.append(np.array(y))
+        return real(self, X, y, loss)
+
+    monkeypatch.setattr(DNGO, "_train", spy)
+    for curvature in (None, 4.0):
+        opt = _told(bench, 12, eta_target=curvature)
+        configs, y, _ = opt.observations()
+        X = opt.snap(opt.space.to_unit(configs))
+        shift, scale = standardise(y)
+        ys = (y - shift) / scale
+        for ask in range(2):
+            start = None if opt._theta is None else opt._theta.copy()
+            opt.ask()
+            if curvature is None:
+                np.testing.assert_array_equal(targets[-1], ys)
+                continue
+            if start is None:  # the first fit: the chain starts from the given curvature
+                start = initial_theta(3)
+                start[6:] = np.log(curvature)
+            eta = quadratic_features(X) @ quadratic_coefficients(start, 3)[0]
+            np.testing.assert_allclose(targets[-1], ys - eta, rtol=1e-12, atol=1e-12)
+            assert np.ptp(eta) > 0.1  # a real bowl, not a constant
+    with pytest.raises(InvalidSettingError):
+        DNGO(bench.space, None, np.random.default_rng(0), eta_target=-1.0)
+
+
 def test_constraint_model_is_off_without_failures_and_steers_away_from_them():
     bench = make_benchmark("branin")
     assert _told(bench, 12)._constraint() is None
