@@ -199,12 +199,7 @@ class DNGO(Optimizer):
         "constraint_prior_precision": Setting(1.0, "prior precision of the logistic regression weights of the "
                                                    "constraint model (ours; paper 3.2 names Laplace, no prior)",
                                               domain=POSITIVE),
-        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (as gp_ei)",
-                                domain=POSITIVE_INT),
-        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (as gp_ei)",
-                           domain=NONNEGATIVE_INT),
-        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (as gp_ei)", domain=POSITIVE_INT),
-        "maxiter": Setting(50, "L-BFGS-B iterations per start (as gp_ei)", domain=POSITIVE_INT),
+        **acq_opt.SMOOTH_SEARCH_SETTINGS,  # as gp_ei
     }
 
     def setup(self) -> None:
@@ -300,10 +295,7 @@ class DNGO(Optimizer):
                 ei = ei * cons.prob(basis(cons.weights, Xc))  # dngo.txt 3.2: a_CEI = a_EI P(valid)
             return ei
 
-        x, _ = acq_opt.maximize(acq, self.dim, self.rng, n_candidates=int(st["n_candidates"]),
-                                anchors=X[np.argsort(y)[:5]], n_spray=int(st["n_spray"]),
-                                n_starts=int(st["n_starts"]), local="lbfgsb", maxiter=int(st["maxiter"]),
-                                snap=self.snap)
+        x, _ = acq_opt.maximize_smooth(acq, self.dim, self.rng, st, X, y, snap=self.snap)
         t4 = time.perf_counter()
         self.last_timing = {"fit_s": t1 - t0, "pending_s": t2 - t1, "constraint_s": t3 - t2, "acq_s": t4 - t3}
         info: dict[str, Any] = {"phase": "bo"}

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
+from benchsuite.settings import POSITIVE_INT, Setting
 
 from .models import acq_opt, gp
 from .models.acquisition import integrated_ei
@@ -45,12 +45,7 @@ class GPEI(Optimizer):
         "n_init": Setting(3, "initial Latin-hypercube design size (RoBO bayesian_optimization default n_init=3)",
                           domain=POSITIVE_INT),
         **MCMC_SETTINGS,
-        "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (our choice)",
-                                domain=POSITIVE_INT),
-        "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)",
-                           domain=NONNEGATIVE_INT),
-        "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)", domain=POSITIVE_INT),
-        "maxiter": Setting(50, "L-BFGS-B iterations per start (our choice)", domain=POSITIVE_INT),
+        **acq_opt.SMOOTH_SEARCH_SETTINGS,
         **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 
@@ -90,11 +85,7 @@ class GPEI(Optimizer):
         def acq(Xc: np.ndarray) -> np.ndarray:
             return integrated_ei(post.predict(Xc), best)
 
-        anchors = X[np.argsort(y)[:5]]
-        x, _ = acq_opt.maximize(acq, self.dim, self.rng, n_candidates=int(self.settings["n_candidates"]),
-                                anchors=anchors, n_spray=int(self.settings["n_spray"]),
-                                n_starts=int(self.settings["n_starts"]), local="lbfgsb",
-                                maxiter=int(self.settings["maxiter"]), snap=self.snap)
+        x, _ = acq_opt.maximize_smooth(acq, self.dim, self.rng, self.settings, X, y, snap=self.snap)
         t2 = time.perf_counter()
         self.last_timing = {"mcmc_s": t1 - t0, "acq_s": t2 - t1}
         return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "bo"})

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
+
 AcqFn = Callable[[np.ndarray], np.ndarray]
 SnapFn = Callable[[np.ndarray], np.ndarray]
 
@@ -120,3 +122,24 @@ def maximize(fn: AcqFn, dim: int, rng: np.random.Generator, *, n_candidates: int
         if cv[j] > best_v:
             best_x, best_v = centres[j].copy(), float(cv[j])
     return best_x, best_v
+
+
+#: The settings of the smooth-acquisition search (gp_ei's, which dngo shares): every plugin that
+#: maximises EI with :func:`maximize_smooth` declares these.
+SMOOTH_SEARCH_SETTINGS = {
+    "n_candidates": Setting(2000, "Sobol candidates for the global stage of EI maximisation (our choice)",
+                            domain=POSITIVE_INT),
+    "n_spray": Setting(200, "candidates sprayed around the 5 best observations (Spearmint-style; our count)",
+                       domain=NONNEGATIVE_INT),
+    "n_starts": Setting(5, "L-BFGS-B starts from the best candidates (our choice)", domain=POSITIVE_INT),
+    "maxiter": Setting(50, "L-BFGS-B iterations per start (our choice)", domain=POSITIVE_INT),
+}
+
+
+def maximize_smooth(fn: AcqFn, dim: int, rng: np.random.Generator, settings, X: np.ndarray, y: np.ndarray,
+                    snap: SnapFn | None = None) -> tuple[np.ndarray, float]:
+    """:func:`maximize` with :data:`SMOOTH_SEARCH_SETTINGS` from a plugin's ``settings``, sprayed
+    around the 5 best observations ``X[argsort(y)[:5]]`` and refined by L-BFGS-B."""
+    return maximize(fn, dim, rng, n_candidates=int(settings["n_candidates"]), anchors=X[np.argsort(y)[:5]],
+                    n_spray=int(settings["n_spray"]), n_starts=int(settings["n_starts"]), local="lbfgsb",
+                    maxiter=int(settings["maxiter"]), snap=snap)
