@@ -216,3 +216,43 @@ def test_maximize_finds_smooth_optimum_and_respects_snap():
     grid = lambda X: np.round(X * 4) / 4  # noqa: E731 - a 5-level grid per axis
     x3, _ = acq_opt.maximize(f, 3, rng, n_candidates=64, local="lbfgsb", snap=grid)
     np.testing.assert_allclose(x3, grid(c[None])[0])
+
+
+def test_beta_warp_is_the_beta_cdf_per_sample_and_the_identity_at_one():
+    from scipy.stats import beta as beta_dist
+
+    rng = np.random.default_rng(7)
+    inner = gp.Matern52(range(2))
+    k = gp.BetaWarp(inner, range(2))
+    assert k.n_params == 4 + inner.n_params
+    X1, X2 = rng.random((5, 2)), rng.random((3, 2))
+    Pin = np.array([[0.2, math.log(0.4), math.log(0.9)]] * 2)
+    # sample 0: a = b = 1, the identity warp; sample 1: a = (2, 0.5), b = (3, 1.5)
+    W = np.array([[0.0, 0.0, 0.0, 0.0], [math.log(2), math.log(0.5), math.log(3), math.log(1.5)]])
+    P = np.column_stack([W, Pin])
+    K = k(P, X1, X2)
+    np.testing.assert_allclose(K[0], inner(Pin[:1], X1, X2)[0], rtol=1e-12)
+    cdf = lambda X: np.column_stack([beta_dist.cdf(X[:, 0], 2, 3), beta_dist.cdf(X[:, 1], 0.5, 1.5)])
+    np.testing.assert_allclose(K[1], inner(Pin[1:], cdf(X1), cdf(X2))[0], rtol=1e-10)
+    np.testing.assert_allclose(k.diag(P, X1), inner.diag(Pin, X1))
+    # the prior: log-normal shapes within [0.1, 30]; outside it is -inf, and clip moves rows back
+    assert np.all(np.isfinite(k.log_prior(P)))
+    bad = P.copy()
+    bad[0, 0] = math.log(40.0)
+    assert k.log_prior(bad)[0] == -np.inf and np.isfinite(k.log_prior(k.clip(bad))[0])
+    draws = k.sample_prior(rng, 200)
+    assert draws.shape == (200, k.n_params) and np.all(np.isfinite(k.log_prior(draws)))
+
+
+def test_warped_gp_posterior_interpolates_and_the_sampler_moves_the_warp():
+    rng = np.random.default_rng(3)
+    k = gp.BetaWarp(gp.Matern52(range(1)), range(1))
+    X = np.sort(rng.random((12, 1)), axis=0)
+    y = np.log(X[:, 0] + 0.01)  # non-stationary: steep at 0, flat at 1 (the case warping is for)
+    sampler = mcmc.HyperparameterSampler(k, rng, burnin=100, chain_length=50)
+    th = sampler.sample(X, y)
+    post = gp.GPPosterior(k, X, y, th)
+    mu, var = post.predict(X)
+    assert np.max(np.abs(np.median(mu, 0) - y)) < 0.05 * np.ptp(y)
+    # the samples left the identity warp: the median a is below 1 (stretching the steep end)
+    assert np.median(np.exp(th[:, 0])) < 1.0

@@ -66,12 +66,14 @@ def single_threaded_blas() -> contextlib.AbstractContextManager:
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def setup_matern_gp(opt: Any) -> None:
+def setup_matern_gp(opt: Any, input_warping: bool = False) -> None:
     """Shared set-up of the plugins that model a vector space with one Matern-5/2 GP.
 
     Sets ``space`` (checked), ``dim``, ``snap``, ``kernel``, ``sampler`` (emcee over the
     hyperparameters, settings ``n_walkers``/``burnin``/``chain_length``) and the initial
-    Latin-hypercube ``design`` of ``n_init`` points on ``opt``.
+    Latin-hypercube ``design`` of ``n_init`` points on ``opt``. ``input_warping`` puts every
+    input through a Beta CDF whose shapes are sampled with the other hyperparameters
+    (:class:`~benchsuite.optimizers.models.gp.BetaWarp`).
     """
     from . import gp
     from .mcmc import HyperparameterSampler
@@ -81,6 +83,8 @@ def setup_matern_gp(opt: Any) -> None:
     opt.dim = len(opt.space)
     opt.snap = unit_snap(opt.space)
     opt.kernel = gp.Matern52(range(opt.dim))
+    if input_warping:
+        opt.kernel = gp.BetaWarp(opt.kernel, range(opt.dim))
     opt.sampler = HyperparameterSampler(opt.kernel, opt.rng, st["n_walkers"], st["burnin"], st["chain_length"])
     opt.design = opt.snap(latin_hypercube(opt.rng, int(st["n_init"]), opt.dim))
 

@@ -143,9 +143,10 @@ class Matern52(Kernel):
         return P
 
     def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        # inputs are (n, D), shared by every sample, or (S, n, D), one per sample (warped inputs)
         amp, ls = self._split(P)
-        A = X1[:, self.dims][None, :, :] / ls[:, None, :]
-        B = X2[:, self.dims][None, :, :] / ls[:, None, :]
+        A = X1[..., self.dims] / ls[:, None, :]
+        B = X2[..., self.dims] / ls[:, None, :]
         r2 = (A**2).sum(-1)[:, :, None] + (B**2).sum(-1)[:, None, :] - 2.0 * np.matmul(A, np.swapaxes(B, 1, 2))
         # in place on one buffer: with u = sqrt(5) r, k = amp (1 + u + u^2 / 3) exp(-u)
         np.maximum(r2, 0.0, out=r2)
@@ -162,7 +163,79 @@ class Matern52(Kernel):
 
     def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
         amp, _ = self._split(P)
-        return np.broadcast_to(amp[:, None], (amp.shape[0], X.shape[0])).copy()
+        return np.broadcast_to(amp[:, None], (amp.shape[0], X.shape[-2])).copy()
+
+
+# Input warping (Snoek, Swersky, Zemel & Adams 2014, "Input warping for Bayesian optimization of
+# non-stationary functions"): the GP Spearmint ran in dngo.txt Table 1 (Sec. 4.1: "the input-warped
+# Gaussian process method of Snoek et al. (2014)"). Each warped input goes through a Beta CDF whose
+# two shape parameters are hyperparameters, marginalised with the others. Prior: log-normal with
+# log-scale standard deviation 0.5, truncated to [0.1, 30], as in Spearmint's released BetaWarp;
+# centred on 1 (our choice: the identity warp is the prior's median).
+WARP_LOG_STD = 0.5
+WARP_BOUNDS = (0.1, 30.0)
+
+
+class BetaWarp(Kernel):
+    """``inner`` evaluated on inputs whose columns ``dims`` pass through Beta CDFs, one per sample.
+
+    Parameters: ``[log a per dim] + [log b per dim] + inner parameters``; column ``d`` of
+    ``x`` becomes ``I_x(a_d, b_d)`` (the regularised incomplete beta function), a monotone
+    map of ``[0, 1]`` onto itself that is the identity at ``a = b = 1``.
+    """
+
+    def __init__(self, inner: Kernel, dims: Sequence[int]):
+        self.inner = inner
+        self.dims = np.asarray(list(dims), dtype=int)
+
+    @property
+    def n_params(self) -> int:
+        return 2 * len(self.dims) + self.inner.n_params
+
+    def param_names(self) -> list[str]:
+        return ([f"log_warp_a{d}" for d in self.dims] + [f"log_warp_b{d}" for d in self.dims]
+                + self.inner.param_names())
+
+    def _split(self, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        P = np.atleast_2d(P)
+        return P[:, :2 * len(self.dims)], P[:, 2 * len(self.dims):]
+
+    def log_prior(self, P: np.ndarray) -> np.ndarray:
+        w, inner = self._split(P)
+        lo, hi = (math.log(b) for b in WARP_BOUNDS)
+        inside = np.all((w >= lo) & (w <= hi), axis=1)
+        lp = _normal_logpdf(w, WARP_LOG_STD).sum(1) + self.inner.log_prior(inner)
+        return np.where(inside, lp, -np.inf)
+
+    def sample_prior(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        lo, hi = (math.log(b) for b in WARP_BOUNDS)
+        w = np.clip(rng.normal(0.0, WARP_LOG_STD, size=(n, 2 * len(self.dims))), lo, hi)
+        return np.column_stack([w, self.inner.sample_prior(rng, n)])
+
+    def clip(self, P: np.ndarray) -> np.ndarray:
+        w, inner = self._split(P)
+        lo, hi = (math.log(b) for b in WARP_BOUNDS)
+        return np.column_stack([np.clip(w, lo, hi), self.inner.clip(inner)])
+
+    def warp(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """Warped copies of ``X`` ``(n, D)``, one per sample: ``(S, n, D)``."""
+        from scipy.special import betainc
+
+        w, _ = self._split(P)
+        k = len(self.dims)
+        a, b = np.exp(w[:, :k]), np.exp(w[:, k:])
+        out = np.broadcast_to(np.asarray(X, dtype=float), (w.shape[0],) + np.shape(X)).copy()
+        cols = np.clip(out[..., self.dims], 0.0, 1.0)
+        out[..., self.dims] = betainc(a[:, None, :], b[:, None, :], cols)
+        return out
+
+    def __call__(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> np.ndarray:
+        _, inner = self._split(P)
+        return self.inner(inner, self.warp(P, X1), self.warp(P, X2))
+
+    def diag(self, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+        _, inner = self._split(P)
+        return self.inner.diag(inner, X)
 
 
 BASIS_FUNCTIONS = {
