@@ -51,13 +51,18 @@ class GPEI(Optimizer):
         "input_warping": Setting(False, "Beta-CDF input warping, its shapes marginalised with the other "
                                         "hyperparameters (Snoek et al. 2014; the Spearmint of dngo.txt Table 1, "
                                         "Sec. 4.1); off: the plain GP of Snoek et al. 2012", type=bool),
+        "length_scale_prior": Setting("log_uniform", "prior on each length scale (unit cube): log_uniform on "
+                                                     "[e^-10, e^2] (fabolas.txt Sec. 3.4, RoBO) or tophat, uniform "
+                                                     "on (0, 10] (Spearmint's released code)",
+                                      choices=("log_uniform", "tophat")),
         **MCMC_SETTINGS,
         **acq_opt.SMOOTH_SEARCH_SETTINGS,
         **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 
     def setup(self) -> None:
-        setup_matern_gp(self, input_warping=bool(self.settings["input_warping"]))
+        setup_matern_gp(self, input_warping=bool(self.settings["input_warping"]),
+                        length_scale_prior=self.settings["length_scale_prior"])
         self.n_asked = 0
         self.last_timing: dict[str, float] = {}
 

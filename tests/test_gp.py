@@ -256,3 +256,18 @@ def test_warped_gp_posterior_interpolates_and_the_sampler_moves_the_warp():
     assert np.max(np.abs(np.median(mu, 0) - y)) < 0.05 * np.ptp(y)
     # the samples left the identity warp: the median a is below 1 (stretching the steep end)
     assert np.median(np.exp(th[:, 0])) < 1.0
+
+
+def test_tophat_length_scale_prior_is_uniform_in_the_length_scale():
+    lu = gp.Matern52(range(2))
+    th = gp.Matern52(range(2), length_scale_prior="tophat")
+    P = np.array([[0.3, math.log(0.5), math.log(2.0)], [0.3, math.log(1.0), math.log(2.0)]])
+    # uniform in l: the density of log l is proportional to l, so doubling one l adds log 2
+    np.testing.assert_allclose(th.log_prior(P)[1] - th.log_prior(P)[0], math.log(2.0))
+    assert lu.log_prior(P)[1] == lu.log_prior(P)[0]  # log-uniform: flat in log l
+    far = np.array([[0.3, math.log(9.0), 0.0], [0.3, math.log(11.0), 0.0]])
+    assert np.isfinite(th.log_prior(far)[0]) and th.log_prior(far)[1] == -np.inf
+    assert np.isfinite(th.log_prior(th.clip(far))[1])
+    assert lu.log_prior(far)[0] == -np.inf  # 9 > e^2: outside the log-uniform support
+    with pytest.raises(ValueError, match="length_scale_prior"):
+        gp.Matern52(range(2), length_scale_prior="uniform")

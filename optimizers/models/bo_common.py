@@ -66,14 +66,15 @@ def single_threaded_blas() -> contextlib.AbstractContextManager:
     return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
-def setup_matern_gp(opt: Any, input_warping: bool = False) -> None:
+def setup_matern_gp(opt: Any, input_warping: bool = False, length_scale_prior: str = "log_uniform") -> None:
     """Shared set-up of the plugins that model a vector space with one Matern-5/2 GP.
 
     Sets ``space`` (checked), ``dim``, ``snap``, ``kernel``, ``sampler`` (emcee over the
     hyperparameters, settings ``n_walkers``/``burnin``/``chain_length``) and the initial
     Latin-hypercube ``design`` of ``n_init`` points on ``opt``. ``input_warping`` puts every
     input through a Beta CDF whose shapes are sampled with the other hyperparameters
-    (:class:`~benchsuite.optimizers.models.gp.BetaWarp`).
+    (:class:`~benchsuite.optimizers.models.gp.BetaWarp`); ``length_scale_prior`` is one of
+    :data:`~benchsuite.optimizers.models.gp.LENGTH_SCALE_PRIORS`.
     """
     from . import gp
     from .mcmc import HyperparameterSampler
@@ -82,7 +83,7 @@ def setup_matern_gp(opt: Any, input_warping: bool = False) -> None:
     opt.space = check_vector_space(opt.space, opt.name)
     opt.dim = len(opt.space)
     opt.snap = unit_snap(opt.space)
-    opt.kernel = gp.Matern52(range(opt.dim))
+    opt.kernel = gp.Matern52(range(opt.dim), length_scale_prior=length_scale_prior)
     if input_warping:
         opt.kernel = gp.BetaWarp(opt.kernel, range(opt.dim))
     opt.sampler = HyperparameterSampler(opt.kernel, opt.rng, st["n_walkers"], st["burnin"], st["chain_length"])

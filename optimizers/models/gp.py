@@ -30,6 +30,12 @@ from .linalg import cholesky_jitter, cho_solve, tri_solve
 from .posterior import Posterior
 
 LOG_LS_BOUNDS = (-10.0, 2.0)  # fabolas.txt Sec. 3.4 (Spearmint): uniform prior on log length scales
+# Spearmint's own code (HIPS/Spearmint, kernels/matern.py) puts a top-hat on the length scale itself,
+# uniform on (0, 10] in the unit cube: in log space a density proportional to the length scale,
+# which favours long length scales where the log-uniform prior of RoBO and fabolas.txt is flat.
+# Its lower end keeps LOG_LS_BOUNDS' floor (a length scale of e^-10 is already a white-noise fit).
+TOPHAT_LS_MAX = 10.0
+LENGTH_SCALE_PRIORS = ("log_uniform", "tophat")
 HORSESHOE_SCALE = 0.1  # fabolas.txt Sec. 3.4: horseshoe prior with scale 0.1 on the noise variance
 # Support of the log noise variance (standardised targets). Not in the paper: a floor keeps the
 # Cholesky factor well conditioned for noiseless functions, a ceiling of e^2 ~ 7x the data variance
@@ -102,9 +108,14 @@ class Matern52(Kernel):
     ``r^2 = sum_d (x_d - x'_d)^2 / l_d^2``.
     """
 
-    def __init__(self, dims: Sequence[int], amplitude: bool = True):
+    def __init__(self, dims: Sequence[int], amplitude: bool = True, length_scale_prior: str = "log_uniform"):
+        if length_scale_prior not in LENGTH_SCALE_PRIORS:
+            raise ValueError(f"length_scale_prior must be one of {LENGTH_SCALE_PRIORS}, got {length_scale_prior!r}")
         self.dims = np.asarray(list(dims), dtype=int)
         self.amplitude = bool(amplitude)
+        self.length_scale_prior = length_scale_prior
+        self.log_ls_bounds = (LOG_LS_BOUNDS if length_scale_prior == "log_uniform"
+                              else (LOG_LS_BOUNDS[0], math.log(TOPHAT_LS_MAX)))
 
     @property
     def n_params(self) -> int:
@@ -121,7 +132,10 @@ class Matern52(Kernel):
 
     def log_prior(self, P: np.ndarray) -> np.ndarray:
         P = np.atleast_2d(P)
-        lp = _uniform_logpdf(P[:, int(self.amplitude):], *LOG_LS_BOUNDS)
+        z = P[:, int(self.amplitude):]
+        lp = _uniform_logpdf(z, *self.log_ls_bounds)
+        if self.length_scale_prior == "tophat":  # uniform in l: the Jacobian l = e^z, up to a constant
+            lp = lp + z.sum(1)
         if self.amplitude:
             lp = lp + _normal_logpdf(P[:, 0])  # lognormal(0, 1) on the amplitude
         return lp
@@ -137,7 +151,7 @@ class Matern52(Kernel):
 
     def clip(self, P: np.ndarray) -> np.ndarray:
         P = np.array(P, dtype=float, copy=True)
-        P[:, int(self.amplitude):] = np.clip(P[:, int(self.amplitude):], *LOG_LS_BOUNDS)
+        P[:, int(self.amplitude):] = np.clip(P[:, int(self.amplitude):], *self.log_ls_bounds)
         if self.amplitude:
             P[:, 0] = np.clip(P[:, 0], -10, 10)
         return P
