@@ -4,9 +4,9 @@
         [--optimizer dngo|gp_ei] [--set weight_decay=0.01 ...] [--points 500]
 
 For each result file of a run on a synthetic benchmark, and each n: fit the model of ``dngo`` or
-``gp_ei`` (defaults, or the ``--set`` overrides) on the run's first n trials exactly as ``ask``
-does, then compare its
-predictive distribution (the mixture over the slice samples, noise included) with the true
+``gp_ei`` (defaults, or the ``--set`` overrides) on the run's first n trials as ``ask`` does
+(``gp_ei``: from a fresh MCMC chain with its burn-in, where a run continues one chain across
+asks), then compare its predictive distribution (the mixture over the slice samples, noise included) with the true
 function on ``--points`` uniform random points: RMSE, the true values' spread, mean predicted
 standard deviation, and the share inside the central 95 % interval. Also printed: EI at the
 incumbent, the largest EI over the random points and, where the benchmark's optimiser is known
