@@ -31,7 +31,7 @@ from benchsuite.cli_workflow import collect_protocols, protocol_files_of
 from benchsuite.errors import BenchsuiteError
 from benchsuite.paths import PROTOCOLS_DIR, TABLES_DIR
 from benchsuite.protocol import load_set, protocol_files
-from benchsuite.tabular import required_tables
+from benchsuite.registry import required_tables
 from benchsuite.analysis.outputs import aggregate_outputs, report_outputs
 
 

@@ -16,6 +16,10 @@ does, at parse time) stays cheap.
 """
 from __future__ import annotations
 
+if __name__ != "benchsuite.analysis":  # the repository folder imported as a top-level package
+    raise ImportError("the folder 'analysis/' is the package benchsuite.analysis: import benchsuite.analysis "
+                      "(importing it as 'analysis' would load every file as a second, different module)")
+
 import importlib
 from typing import Any
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from .benchmark import Benchmark, Fidelity, Requirements, Result  # noqa: E402
 from .errors import (  # noqa: E402

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidSettingError, OutputError
+from .locks import _alive, _proc_stat
 from .paths import SNAKEFILE
 
 COMMANDS = ("workflow", "validate-protocol", "analyse")
@@ -216,32 +217,6 @@ def _analyse(file: str, root: str) -> int:
 
 
 # -- locks: Snakemake's .snakemake/locks, and who holds them ------------------------------
-def _proc_stat(pid: int) -> tuple[str, str] | None:
-    """(state, start time in clock ticks since boot) of a Linux process; None where unreadable."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": the command may hold spaces
-    return fields[0], fields[19]
-
-
-def _alive(pid: int, start: str | None = None) -> bool:
-    """Whether process ``pid`` runs here (not a zombie, not a later process given the same pid)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: it exists
-        pass
-    stat = _proc_stat(pid)
-    if stat is not None:
-        state, started = stat
-        if state in ("Z", "X") or (start is not None and started != start):
-            return False
-    return True
-
-
 def _is_snakemake(argv: Sequence[str]) -> bool:
     names = [os.path.basename(a) for a in argv]
     return any(n == "snakemake" for n in names) or any(
@@ -438,7 +413,7 @@ def check_live_runs(root: str | os.PathLike, protocols: dict[str, Any]) -> None:
     Snakemake would start the same run again, and that second ``benchsuite run`` would be
     refused by the first one's ``<out>.lock``; waiting lets the first finish and its file be kept.
     Locks whose run is gone (killed, perhaps just after it wrote its file) are removed."""
-    from .cli import OutputLock
+    from .locks import OutputLock
 
     root = Path(root)
     for p in protocols.values():

@@ -49,11 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import BenchsuiteError, ProtocolError, UnknownNameError
 from .paths import PROTOCOLS_DIR
 from .seeding import derive_seed
+from .settings import load_yaml
 
 QUANTITIES = ("incumbent_loss", "incumbent_test_loss", "regret")
 QUANTITY_LABELS = {
@@ -568,56 +567,6 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     _check_pairs(c, benchmarks, optimizers, workers)
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
                     resources, description.strip(), paper, skipped, text)
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader that refuses a mapping with the same key twice (PyYAML keeps the last)."""
-
-
-def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    # keys written in this mapping only: a merge (`<<: *base`) may be overridden, as YAML intends
-    seen: dict[Any, Any] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            first = seen.get(key)
-        except TypeError:  # an unhashable key: the base constructor reports it
-            continue
-        if first is not None:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark)
-        seen[key] = key_node.start_mark
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
-
-
-def yaml_error_line(exc: yaml.YAMLError) -> str:
-    """A YAML error as one line: where (line, column) and what, without PyYAML's multi-line excerpt."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None)
-    context = getattr(exc, "context", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    what = problem or str(exc)
-    if problem and "'\\t'" in problem:
-        what = "found a tab character; YAML indents with spaces, never tabs"
-    elif problem and "could not determine a constructor" in problem:
-        what = f"{problem} (only plain YAML is read: no !!python or other tags)"
-    text = where + (f"{context}, {what}" if context and problem else what)
-    return " ".join(text.split())
-
-
-def load_yaml(text: str, where: str) -> Any:
-    """Parse YAML text strictly (safe tags only, no duplicate keys); errors are one line naming ``where``."""
-    try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ProtocolError(f"{where}: not valid YAML ({yaml_error_line(exc)})") from None
-    except RecursionError:
-        raise ProtocolError(f"{where}: nested too deeply to read") from None
 
 
 def _read_text(p: Path, what: str) -> str:

@@ -159,3 +159,10 @@ def get_benchmark(name: str) -> type[Benchmark]:
 def make_benchmark(name: str, settings: dict[str, Any] | None = None) -> Benchmark:
     """Construct a registered benchmark with its settings."""
     return get_benchmark(name)(**(settings or {}))
+
+
+def required_tables(benchmark_name: str) -> list:
+    """The table files (paths) a registered benchmark reads (empty for non-tabular ones)."""
+    cls = get_benchmark(benchmark_name)
+    fn = getattr(cls, "required_tables", None)
+    return list(fn()) if fn is not None else []

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
 
-from .errors import InvalidSettingError
+from .errors import InvalidSettingError, ProtocolError
 
 
 class Constraint:
@@ -221,9 +222,6 @@ class Setting:
         """Convert ``value`` (maybe a string from the CLI) to this setting's type and check its domain."""
         typ = self.value_type()
         if isinstance(value, str) and typ is not str:
-            from .errors import ProtocolError
-            from .protocol import load_yaml  # the one strict YAML reader (no tags, no duplicate keys)
-
             text = value
             try:
                 value = load_yaml(value, f"{owner}: setting {name}")
@@ -306,3 +304,54 @@ DEVICE_SETTINGS = {
     "threads": Setting(None, "torch CPU threads (empty: leave as is)", type=int,
                        domain=[None, Interval(int, 1, None)]),
 }
+
+
+# -- the one strict YAML reader (no tags, no duplicate keys): protocols, --set values, notes --
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a mapping with the same key twice (PyYAML keeps the last)."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    # keys written in this mapping only: a merge (`<<: *base`) may be overridden, as YAML intends
+    seen: dict[Any, Any] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            first = seen.get(key)
+        except TypeError:  # an unhashable key: the base constructor reports it
+            continue
+        if first is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {first.line + 1})", key_node.start_mark)
+        seen[key] = key_node.start_mark
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
+
+
+def yaml_error_line(exc: yaml.YAMLError) -> str:
+    """A YAML error as one line: where (line, column) and what, without PyYAML's multi-line excerpt."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    what = problem or str(exc)
+    if problem and "'\\t'" in problem:
+        what = "found a tab character; YAML indents with spaces, never tabs"
+    elif problem and "could not determine a constructor" in problem:
+        what = f"{problem} (only plain YAML is read: no !!python or other tags)"
+    text = where + (f"{context}, {what}" if context and problem else what)
+    return " ".join(text.split())
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """Parse YAML text strictly (safe tags only, no duplicate keys); errors are one line naming ``where``."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ProtocolError(f"{where}: not valid YAML ({yaml_error_line(exc)})") from None
+    except RecursionError:
+        raise ProtocolError(f"{where}: nested too deeply to read") from None

@@ -26,7 +26,7 @@ is a one-line :class:`~benchsuite.errors.DataError` that says how to rebuild it.
 goes into every result's provenance.
 
 Which table a benchmark needs is declared on the benchmark (:class:`TableSpec`); the
-workflow asks the registry (:func:`required_tables`) instead of keeping its own list.
+workflow asks the registry (:func:`benchsuite.registry.required_tables`) instead of keeping its own list.
 """
 from __future__ import annotations
 
@@ -590,12 +590,3 @@ class TabularBenchmark(Benchmark):
     def fidelity_labels(self) -> list[str]:
         """The tabulated fidelity values as short labels for ``describe``."""
         return [f"{v:g}" for v in self.table.fidelities]
-
-
-def required_tables(benchmark_name: str) -> list[Path]:
-    """The table files a registered benchmark reads (empty for non-tabular ones)."""
-    from .registry import get_benchmark
-
-    cls = get_benchmark(benchmark_name)
-    fn = getattr(cls, "required_tables", None)
-    return list(fn()) if fn is not None else []

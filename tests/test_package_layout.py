@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchsuite import paths, registry
-from benchsuite.tabular import required_tables
+from benchsuite.registry import required_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -39,27 +39,50 @@ def test_no_code_imports_the_top_level_folders_as_packages() -> None:
     assert not offenders, "import benchsuite.optimizers / benchsuite.analysis instead:\n" + "\n".join(offenders)
 
 
-def test_the_namespace_links_point_at_the_repository_folders() -> None:
-    for name in ("optimizers", "analysis", "tables", "protocols"):
-        link = ROOT / "benchsuite" / name
-        assert link.is_symlink() and link.resolve() == ROOT / name, name
-    assert paths.SNAKEFILE.resolve() == ROOT / "Snakefile"
+def test_no_symlink_is_tracked_and_the_paths_are_the_top_level_folders() -> None:
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-s"], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    links = [line.split("\t", 1)[1] for line in out.stdout.splitlines() if line.startswith("120000")]
+    assert not links, f"symbolic links in the repository: {links}"
+    assert paths.SNAKEFILE == ROOT / "Snakefile"
     assert (paths.SNAKEFILE.parent / "profiles" / "default" / "config.yaml").is_file()
     assert paths.TABLES_DIR == ROOT / "tables" and paths.PROTOCOLS_DIR == ROOT / "protocols"
     assert paths.checkout_root() == ROOT
 
 
-def test_the_wheel_holds_only_the_benchsuite_package() -> None:
-    find = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
-    assert find["include"] == ["benchsuite*"]
-    assert find.get("namespaces") is False  # tables/ and protocols/ are data, not packages
+@pytest.mark.parametrize("pkg", ["optimizers", "analysis"])
+def test_a_top_level_folder_imported_as_a_package_fails_with_one_line(pkg: str) -> None:
+    """From the repository root (pytest, a notebook) ``import optimizers`` would load every file a
+    second time as a different module: the package's guard refuses it and names the right import."""
+    out = subprocess.run([sys.executable, "-c", f"import {pkg}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode != 0
+    assert f"import benchsuite.{pkg}" in out.stderr.strip().splitlines()[-1]
+
+
+def test_the_build_maps_the_top_level_folders_into_the_namespace() -> None:
+    tool = PYPROJECT["tool"]["setuptools"]
+    assert tool["package-dir"] == {"benchsuite.optimizers": "optimizers", "benchsuite.analysis": "analysis",
+                                   "benchsuite.tables": "tables", "benchsuite.protocols": "protocols"}
+    assert all(p == "benchsuite" or p.startswith("benchsuite.") for p in tool["packages"])
+    found = set()
+    for top, name in (("benchsuite", "benchsuite"), ("optimizers", "benchsuite.optimizers"),
+                      ("analysis", "benchsuite.analysis")):
+        for init in (ROOT / top).rglob("__init__.py"):
+            found.add(".".join([name, *init.parent.relative_to(ROOT / top).parts]))
+    missing = found - set(tool["packages"])
+    assert not missing, f"packages the wheel would miss (add them to [tool.setuptools] packages): {missing}"
 
 
 def _shipped(relative: str) -> bool:
-    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["benchsuite"]
-    excluded = PYPROJECT["tool"]["setuptools"].get("exclude-package-data", {}).get("benchsuite", [])
-    return (any(fnmatch.fnmatch(relative, g) for g in globs)
-            and not any(fnmatch.fnmatch(relative, g) for g in excluded))
+    """Whether ``tables/...`` or ``protocols/...`` is package data of its mapped package."""
+    top, rest = relative.split("/", 1)
+    key = f"benchsuite.{top}"
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"].get(key, [])
+    excluded = PYPROJECT["tool"]["setuptools"].get("exclude-package-data", {}).get(key, [])
+    return (any(fnmatch.fnmatch(rest, g) for g in globs)
+            and not any(fnmatch.fnmatch(rest, g) for g in excluded))
 
 
 def test_every_table_a_benchmark_reads_is_package_data_with_its_checksum() -> None:
@@ -71,10 +94,13 @@ def test_every_table_a_benchmark_reads_is_package_data_with_its_checksum() -> No
         assert _shipped(rel + ".sha256") and table.with_name(table.name + ".sha256").is_file(), rel
 
 
-def test_every_protocol_and_the_workflow_are_package_data() -> None:
+def test_every_protocol_and_the_workflow_are_shipped() -> None:
     for f in sorted(paths.PROTOCOLS_DIR.glob("*.yaml")):
         assert _shipped(f"protocols/{f.name}"), f.name
-    assert _shipped("workflow/Snakefile") and _shipped("workflow/profiles/default/config.yaml")
+    setup_py = (ROOT / "setup.py").read_text(encoding="utf-8")
+    assert '"Snakefile"' in setup_py and '"profiles"' in setup_py
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+    assert "include Snakefile" in manifest and "recursive-include profiles" in manifest
 
 
 def test_the_suite_imports_without_the_top_level_folders_from_anywhere(tmp_path: Path) -> None:

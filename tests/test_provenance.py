@@ -11,7 +11,9 @@ import pytest
 
 from benchsuite.optimizer import Optimizer, Suggestion
 from benchsuite.registry import get_optimizer, make_benchmark
-from benchsuite.runner import RESULT_LIBRARIES, _git_commit, plugin_distribution, run
+from benchsuite.provenance import RESULT_LIBRARIES, plugin_distribution
+from benchsuite.provenance import git_commit as _git_commit
+from benchsuite.runner import run
 
 ROOT = Path(__file__).resolve().parent.parent
 

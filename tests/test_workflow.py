@@ -178,7 +178,7 @@ def test_killed_workflow_resumes_with_only_the_unfinished_runs(tmp_path: Path, s
 def test_every_declared_table_has_a_recipe() -> None:
     """The workflow learns table builds from the benchmarks: each table a benchmark declares is a rule's output."""
     from benchsuite import registry
-    from benchsuite.tabular import required_tables
+    from benchsuite.registry import required_tables
 
     tables = sorted({p for name, e in registry.benchmarks().items() if e.obj is not None
                      for p in required_tables(name)})

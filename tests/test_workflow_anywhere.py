@@ -171,7 +171,7 @@ def test_snakemake_options_the_command_sets_itself_are_refused(tmp_path: Path, c
 @pytest.mark.slow
 def test_table_recipes_are_anchored_at_the_clone_from_any_directory(tmp_path: Path) -> None:
     """Forcing a table's recipe from elsewhere plans it at the committed table's place (dry run)."""
-    from benchsuite.tabular import required_tables
+    from benchsuite.registry import required_tables
 
     table = required_tables("svm_mnist")[0]
     cmd = [str(Path(sys.executable).parent / "snakemake"), "-s", str(ROOT / "Snakefile"), "-d", str(tmp_path),
