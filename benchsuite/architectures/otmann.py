@@ -17,7 +17,7 @@ cost; ``dbar = d / (tm(G1) + tm(G2))`` (Sec. 3, after Theorem 1), which is exact
 cost with both augmented mass vectors normalised to one (authors' "emd" value).
 
 Where the paper and the authors' code differ we follow the code (the cross-check in
-``benchmarks/crosscheck_otmann_dragonfly.py`` reproduces dragonfly-opt to ~1e-12):
+``studies/crosscheck_otmann_dragonfly.py`` reproduces dragonfly-opt to ~1e-12):
 
 * layer masses: fc layers get ``0.1 * in * units`` (code ``_FC_LAYER_MASS_COEFF``; the paper's
   Fig. 1 uses ``in * units``); ip/op/decision mass is ``max(zeta * processing mass, 100)``

@@ -7,12 +7,14 @@ observations); then it is told random observations up to 249, asks once (not tim
 chain adapts to the new data), and the next ``--repeats`` asks are timed: the steady state
 of a run, where each ask continues the chain with 10 sweeps at 250+ observations.
 
-    .venv/bin/python benchmarks/bench_combo_ask.py                # maxsat60 (synthetic if no data)
-    .venv/bin/python benchmarks/bench_combo_ask.py --problem synthetic --set n_random=5000
+    .venv/bin/python perf/bench_combo_ask.py                # maxsat60 (synthetic if no data)
+    .venv/bin/python perf/bench_combo_ask.py --problem synthetic --set n_random=5000
 
 Not a test: timings depend on the machine and its load.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import statistics

@@ -10,12 +10,14 @@ continues the chain, as in a run. gp_ei stops growing once one ask exceeds
 
 Slopes are least-squares fits of log(seconds) on log(n), over all n and over n >= 1000.
 
-    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_dngo_scaling.py \\
+    OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python perf/bench_dngo_scaling.py \\
         --out docs/results/dngo_scaling      # writes .json and .png
 
 Not a test: timings depend on the machine and its load (``uptime`` is printed).
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

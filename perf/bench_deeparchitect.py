@@ -1,6 +1,6 @@
 """Speed of the DeepArchitect language: sample, replay, features and compile one architecture per space.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_deeparchitect.py [--n 10] [--shape 3 32 32] [--json OUT]
+    OMP_NUM_THREADS=1 .venv/bin/python perf/bench_deeparchitect.py [--n 10] [--shape 3 32 32] [--json OUT]
 
 For each space at its published size (deeparchitect.txt Sec. 7.1; ``nb201`` at C=16, N=5):
 
@@ -17,6 +17,8 @@ Median milliseconds over ``n`` architectures (compile: ``max(2, n // 4)``), para
 (median) and the value-list length.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

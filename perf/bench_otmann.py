@@ -1,6 +1,6 @@
 """Speed of the OTMANN distance (issue 12, "Distance speed").
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_otmann.py [--n 100] [--layers 20] [--repeats 7] [--seed 0] [--jobs 1]
+    OMP_NUM_THREADS=1 .venv/bin/python perf/bench_otmann.py [--n 100] [--layers 20] [--repeats 7] [--seed 0] [--jobs 1]
 
 Random CNNs of ``--layers`` layers (a chain of conv/res/pool layers, 1-2 fc, softmax, with random
 skip edges; the same generator as tests/test_otmann.py). Reported, median of ``repeats`` wall
@@ -16,9 +16,11 @@ times in milliseconds:
   printed: on a shared machine the CPU time is the better estimate of an idle core's wall time.
 
 Goal (issue 12): a 100 x 100 matrix in under 0.5 s; dragonfly-opt takes about 0.5 ms per pair
-(see benchmarks/crosscheck_otmann_dragonfly.py --time for its number on this machine).
+(see studies/crosscheck_otmann_dragonfly.py --time for its number on this machine).
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import statistics

@@ -1,6 +1,6 @@
 """How the table's ranking of NAS-Bench-201 cells compares with live training at small CPU settings.
 
-    .venv/bin/python benchmarks/nb201_table_vs_live.py [--n-cells 10] [--channels 8] [--cells-per-stage 1]
+    .venv/bin/python studies/nb201_table_vs_live.py [--n-cells 10] [--channels 8] [--cells-per-stage 1]
         [--n-train 2000] [--n-val 1000] [--epochs 4] [--seed 0] [--out table_vs_live.json]
 
 Picks ``n_cells`` connected cells spread over the table's CIFAR-10 range (evenly spaced

@@ -6,9 +6,9 @@ report when each method's median (over repetitions) incumbent test error first c
 GP-EI's and to random search's (the paper claims Fabolas is about 10x faster than MTBO and
 about 50x faster than EI/ES on this grid, fabolas.txt Sec. 4.1).
 
-    .venv/bin/python benchmarks/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml
-    .venv/bin/python benchmarks/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml --exclude-overhead
-    .venv/bin/python benchmarks/time_to_target.py --protocol protocols/fabolas_branin_mf.yaml --tol 0.1
+    .venv/bin/python studies/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml
+    .venv/bin/python studies/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml --exclude-overhead
+    .venv/bin/python studies/time_to_target.py --protocol protocols/fabolas_branin_mf.yaml --tol 0.1
 
 The target is ``best + tol`` where ``best`` is ``--best`` if given, else the smallest test
 error in the benchmark's table (``svm_mnist``), else the benchmark's known optimum.

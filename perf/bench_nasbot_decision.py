@@ -13,12 +13,14 @@ decision time and their max the ask with the hyperparameter draw. The split (dis
 new networks, GP fit, EI maximisation incl. the candidates' OTMANN rows) comes from the
 plugin's ``last_timing``.
 
-    .venv/bin/python benchmarks/bench_nasbot_decision.py
-    .venv/bin/python benchmarks/bench_nasbot_decision.py --kinds mlp --n 50 --repeats 3
+    .venv/bin/python perf/bench_nasbot_decision.py
+    .venv/bin/python perf/bench_nasbot_decision.py --kinds mlp --n 50 --repeats 3
 
 Not a test: timings depend on the machine and its load (``uptime`` is printed).
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

@@ -1,6 +1,6 @@
 """Set-up and query cost of a table surrogate, before and after the fitted-model cache (issue 14, item 9).
 
-    .venv/bin/python benchmarks/bench_surrogate.py [--benchmark svm_mnist_surrogate] [--n 2000] [--repeats 15]
+    .venv/bin/python perf/bench_surrogate.py [--benchmark svm_mnist_surrogate] [--n 2000] [--repeats 15]
 
 Measured in one run, against the surrogate code before the cache (``benchsuite/surrogate.py``
 at ``--before``, default: the newest commit whose version has no fitted-model cache):
@@ -19,6 +19,8 @@ at ``--before``, default: the newest commit whose version has no fitted-model ca
   (``r * r * r``): its time per query and how far its predictions move from the exact ones.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import importlib.util

@@ -5,7 +5,7 @@ paper it follows; this script measures how much of the gap each reduction accoun
 training every run's best configuration again with the settings given here (dngo.txt Table 1's
 logistic regression: the same incumbents with all 50,000 training images).
 
-    BENCHSUITE_DATA=../shared/data OMP_NUM_THREADS=1 .venv/bin/python benchmarks/rescore_incumbents.py \\
+    BENCHSUITE_DATA=../shared/data OMP_NUM_THREADS=1 .venv/bin/python studies/rescore_incumbents.py \\
         results/dngo_table1/logreg_mnist_cpu/gp_ei/rep00[0-4].csv -b logreg_mnist \\
         --set n_train=10000 --set n_train=50000 --common epochs_factor=0.01 --common device=cpu
 

@@ -7,7 +7,7 @@ innovations) and at cheaper settings, including the plugins' default (200 draws,
 innovations). Reports the rank correlation with the reference and how much of the
 reference's best gain the cheaper setting's choice achieves.
 
-    .venv/bin/python benchmarks/entropy_mc_accuracy.py
+    .venv/bin/python studies/entropy_mc_accuracy.py
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ of -3.32237 after 100 evaluations, in the median over 10 seeds. Each seed is one
 through the runner (same code path as ``benchsuite run``); the quantity is the best loss
 evaluated so far (= the incumbent's loss: gp_ei's incumbent is the best observation).
 
-    nice .venv/bin/python benchmarks/quality_gp_ei.py --benchmark branin --evals 50 --seeds 10 --jobs 2
-    nice .venv/bin/python benchmarks/quality_gp_ei.py --benchmark hartmann6 --evals 100 --seeds 10 --jobs 2
+    nice .venv/bin/python studies/quality_gp_ei.py --benchmark branin --evals 50 --seeds 10 --jobs 2
+    nice .venv/bin/python studies/quality_gp_ei.py --benchmark hartmann6 --evals 100 --seeds 10 --jobs 2
 
 Prints one line per seed and the median gap to the optimum; ``--json`` writes everything.
 """

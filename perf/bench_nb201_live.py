@@ -1,6 +1,6 @@
 """Seconds per epoch of the live NAS-Bench-201 benchmark (``nb201_live``), small and full size.
 
-    .venv/bin/python benchmarks/bench_nb201_live.py [--channels 8] [--cells 1] [--n-train 2000]
+    .venv/bin/python perf/bench_nb201_live.py [--channels 8] [--cells 1] [--n-train 2000]
         [--n-val 1000] [--epochs 2] [--threads 1] [--arch STRING] [--device auto|cpu|cuda]
         [--full] [--json FILE]
 
@@ -15,6 +15,8 @@ On a shared CPU use ``--threads 1``: torch's intra-op threads slow down by an or
 magnitude when other processes compete for the cores.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

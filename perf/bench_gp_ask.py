@@ -8,13 +8,15 @@ asks once more (not timed: the chain adapts to the new data), and then the next
 ``--repeats`` asks are timed: the steady state of a run, where every ask continues the
 chain for ``chain_length`` steps and maximises the acquisition.
 
-    .venv/bin/python benchmarks/bench_gp_ask.py                   # both, default settings
-    .venv/bin/python benchmarks/bench_gp_ask.py --only gp_ei --repeats 5
-    .venv/bin/python benchmarks/bench_gp_ask.py --only fabolas --set n_pmin_samples=100
+    .venv/bin/python perf/bench_gp_ask.py                   # both, default settings
+    .venv/bin/python perf/bench_gp_ask.py --only gp_ei --repeats 5
+    .venv/bin/python perf/bench_gp_ask.py --only fabolas --set n_pmin_samples=100
 
 Not a test: timings depend on the machine and its load (``uptime`` is printed).
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

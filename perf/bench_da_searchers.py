@@ -1,7 +1,7 @@
 """DeepArchitect searchers: decision times, and final test accuracies on the NAS-Bench-201 table.
 
-    python benchmarks/bench_da_searchers.py decision [--space genetic] [--repeat 5]
-    python benchmarks/bench_da_searchers.py nb201 [--reps 30] [--optimizers da_random,da_mcts,...]
+    python perf/bench_da_searchers.py decision [--space genetic] [--repeat 5]
+    python perf/bench_da_searchers.py nb201 [--reps 30] [--optimizers da_random,da_mcts,...]
         [--set da_smbo.n_samples=64] [--out docs/results/deeparchitect_nb201.json]
 
 ``decision`` times one SMBO ask (512 candidates scored by the fitted surrogate, after 20
@@ -11,6 +11,8 @@ seconds, at most 1,000 evaluations, 4 workers, overhead off the clock) and the p
 and prints the final incumbent's test accuracy (mean +- std over repetitions).
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

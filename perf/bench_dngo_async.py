@@ -18,12 +18,14 @@ utilisation (tabulated cost / (workers x makespan)), the best loss and the final
 incumbent's test loss, distinct configurations, the run's wall seconds and ``uptime``.
 
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 BENCHSUITE_DATA=/work/shared/data \\
-        .venv/bin/python benchmarks/bench_dngo_async.py --optimizer dngo --budget-evals 1000 \\
+        .venv/bin/python perf/bench_dngo_async.py --optimizer dngo --budget-evals 1000 \\
         --csv /tmp/svm_w100_dngo.csv --out docs/results/dngo_async_dngo
 
 Not a test: overheads depend on the machine and its load.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import dataclasses

@@ -1,6 +1,6 @@
 """Seconds per SGD iteration and per evaluation of the live NASBOT benchmarks (``nasbot_live``).
 
-    .venv/bin/python benchmarks/bench_nasbot_live.py [--device auto|cpu|cuda] [--threads 1]
+    .venv/bin/python perf/bench_nasbot_live.py [--device auto|cpu|cuda] [--threads 1]
         [--mlp-iters 60] [--cnn-iters 12] [--skip-cnn] [--json FILE]
 
 Three networks, each trained through the benchmark itself (``evaluate``), so the time is what
@@ -19,6 +19,8 @@ projected cost of one full evaluation: 20,000 iterations (MLPs) or 60,000 (CNN),
 scorings of the authors' code (every 100 / 4,000 steps), from a measured scoring time.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

@@ -36,7 +36,7 @@ and 2,000 training points, 1,000 held-out test points):
    ``det K`` falls below about 1e-9, and the determinant overflows for large ``beta N``),
    so that the rest of its formula is checked to float precision.
 
-    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python benchmarks/crosscheck_pybnn.py \\
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python studies/crosscheck_pybnn.py \\
         --out docs/results/dngo_pybnn.json
 
 pybnn's environment (never the suite's; torch pinned to the CPU wheel)::

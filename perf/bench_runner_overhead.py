@@ -10,9 +10,11 @@ other processes on a shared machine do not inflate them:
 The loop's own overhead per trial is (1 - 2) / N. Target (foundation issue): at most
 50 microseconds. Wall-clock numbers are printed too, for comparison.
 
-    .venv/bin/python benchmarks/bench_runner_overhead.py [--trials 20000] [--repeats 5]
+    .venv/bin/python perf/bench_runner_overhead.py [--trials 20000] [--repeats 5]
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import time

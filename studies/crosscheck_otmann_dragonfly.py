@@ -10,7 +10,7 @@ dragonfly-opt lives in its own environment (never in pyproject); create it once 
 because dragonfly still uses ``np.float``/``long``-era APIs; its optional Fortran DIRECT
 extension is not needed). Then, from the repository root:
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/crosscheck_otmann_dragonfly.py [--random 40] [--seed 0] [--time 100]
+    OMP_NUM_THREADS=1 .venv/bin/python studies/crosscheck_otmann_dragonfly.py [--random 40] [--seed 0] [--time 100]
 
 This process (our environment) runs itself under ``--dragonfly-python`` with ``--dragonfly-side``:
 that child builds the authors' example networks (``dragonfly/nn/nn_examples.py``:

@@ -1,6 +1,6 @@
 """Is a BO model's predictive distribution calibrated where a run stalls? (dngo.txt Table 1, Hartmann6.)
 
-    .venv/bin/python benchmarks/dngo_calibration.py RESULT.csv [RESULT.csv ...] --n 70 100 \
+    .venv/bin/python studies/dngo_calibration.py RESULT.csv [RESULT.csv ...] --n 70 100 \
         [--optimizer dngo|gp_ei] [--set weight_decay=0.01 ...] [--points 500]
 
 For each result file of a run on a synthetic benchmark, and each n: fit the model of ``dngo`` or

@@ -1,7 +1,7 @@
 """Lookup speed of any tabular benchmark, against a pandas-indexed lookup of the same table.
 
-    .venv/bin/python benchmarks/bench_table_lookup.py --benchmark nb201_cifar10 [--n 100000] [--repeats 5]
-    .venv/bin/python benchmarks/bench_table_lookup.py --benchmark svm_mnist [--surrogate svm_mnist_surrogate]
+    .venv/bin/python perf/bench_table_lookup.py --benchmark nb201_cifar10 [--n 100000] [--repeats 5]
+    .venv/bin/python perf/bench_table_lookup.py --benchmark svm_mnist [--surrogate svm_mnist_surrogate]
 
 Targets (issue 10): one lookup (``query``) <= 2 us, 10^5 lookups in one batch <= 50 ms, opening the
 table < 0.5 s and < 100 MB resident memory. Measured, best of ``repeats``, on random
@@ -18,6 +18,8 @@ configurations (and fidelities where the table has several) and random seeds:
   time and peak resident memory (and the interpreter's baseline) are printed.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json

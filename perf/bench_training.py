@@ -1,6 +1,6 @@
 """Seconds per epoch of the training harness (``benchsuite.training.train``) on CIFAR-10 subsets.
 
-    .venv/bin/python benchmarks/bench_training.py [--model small_cnn] [--n-train 2000 4000]
+    .venv/bin/python perf/bench_training.py [--model small_cnn] [--n-train 2000 4000]
         [--n-val 500] [--epochs 3] [--batch-size 128] [--threads 2] [--augment]
         [--source auto|jpeg|official|synthetic] [--device auto|cpu|cuda]
 
@@ -14,6 +14,8 @@ needed). On a shared CPU, compare ``--threads 1`` and ``--threads 2``: torch's t
 slow down badly when other processes compete for the cores.
 """
 from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
 import json
