@@ -30,30 +30,36 @@ def load_runs(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     frames: list[pd.DataFrame] = []
     provs: list[dict[str, Any]] = []
     for path in paths:
-        df = load_result(path)
-        prov = dict(df.attrs["provenance"])
-        prov["path"] = str(path)
-        n = len(df)
-        meta = {
-            "protocol": prov.get("protocol", ""),
-            "benchmark": prov.get("benchmark_label") or prov.get("benchmark", ""),
-            "benchmark_name": prov.get("benchmark", ""),
-            "optimizer": prov.get("optimizer_label") or prov.get("optimizer", ""),
-            "optimizer_name": prov.get("optimizer", ""),
-            "repetition": int(prov["repetition"]) if prov.get("repetition") not in (None, "") else int(prov["seed"]),
-            "seed": int(prov["seed"]),
-            "optimum": float(prov["optimum"]) if prov.get("optimum") is not None else math.nan,
-        }
-        head = pd.DataFrame({k: [v] * n for k, v in meta.items()})
-        head["evaluation"] = np.arange(1, n + 1)
-        df.attrs = {}
-        frames.append(pd.concat([head, df.reset_index(drop=True)], axis=1))
+        frame, prov = labelled_run(load_result(path), str(path))
+        frames.append(frame)
         provs.append(prov)
     if not frames:
         raise DataError("no result files to load")
     out = pd.concat(frames, ignore_index=True)
     out.attrs["provenance"] = provs
     return out
+
+
+def labelled_run(df: pd.DataFrame, path: str | None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One run's frame (as :func:`benchsuite.results.load_result` returns it) with its labels in front, and its
+    provenance with ``path`` (None for a run held in memory)."""
+    prov = dict(df.attrs["provenance"])
+    prov["path"] = path
+    n = len(df)
+    meta = {
+        "protocol": prov.get("protocol", ""),
+        "benchmark": prov.get("benchmark_label") or prov.get("benchmark", ""),
+        "benchmark_name": prov.get("benchmark", ""),
+        "optimizer": prov.get("optimizer_label") or prov.get("optimizer", ""),
+        "optimizer_name": prov.get("optimizer", ""),
+        "repetition": int(prov["repetition"]) if prov.get("repetition") not in (None, "") else int(prov["seed"]),
+        "seed": int(prov["seed"]),
+        "optimum": float(prov["optimum"]) if prov.get("optimum") is not None else math.nan,
+    }
+    head = pd.DataFrame({k: [v] * n for k, v in meta.items()})
+    head["evaluation"] = np.arange(1, n + 1)
+    df.attrs = {}
+    return pd.concat([head, df.reset_index(drop=True)], axis=1), prov
 
 
 def load_protocol_results(protocol: Any, root: str | os.PathLike = ".") -> pd.DataFrame:

@@ -20,7 +20,6 @@ frame. pandas and matplotlib are imported when a function needs them, not on imp
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,40 +38,6 @@ PathLike = str | os.PathLike
 AXES = ("evaluations", "time")
 
 
-def _benchmark(benchmark: str | type[Benchmark] | Benchmark, settings: Mapping[str, Any] | None) -> Benchmark:
-    """A benchmark instance from a registered name, a Benchmark subclass or an instance."""
-    if isinstance(benchmark, str):
-        from . import registry
-
-        return registry.make_benchmark(benchmark, dict(settings or {}))
-    if isinstance(benchmark, type) and issubclass(benchmark, Benchmark):
-        return benchmark(**dict(settings or {}))
-    if isinstance(benchmark, Benchmark):
-        if settings:
-            raise InvalidSettingError(f"benchmark_settings were given with a constructed benchmark "
-                                      f"{benchmark.name!r}; pass them to its constructor, or pass its name or class")
-        return benchmark
-    raise InvalidSettingError(f"benchmark must be a registered name, a Benchmark subclass or instance, "
-                              f"got {type(benchmark).__name__}")
-
-
-def _optimizer(optimizer: str | type[Optimizer]) -> type[Optimizer]:
-    """An optimizer class from a registered name or the class itself."""
-    if isinstance(optimizer, str):
-        from . import registry
-
-        return registry.get_optimizer(optimizer)
-    if isinstance(optimizer, type) and issubclass(optimizer, Optimizer):
-        return optimizer
-    if isinstance(optimizer, Optimizer):
-        # the run constructs the plugin itself, with the space and the generator derived from its seed
-        raise InvalidSettingError(f"pass the optimizer's class ({type(optimizer).__name__}) or its name, not an "
-                                  "instance: the run constructs it with the run's seed; settings go in "
-                                  "optimizer_settings")
-    raise InvalidSettingError(f"optimizer must be a registered name or an Optimizer subclass, "
-                              f"got {type(optimizer).__name__}")
-
-
 def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Optimizer], *, seed: int = 0,
         budget_evals: int | None = None, budget_seconds: float | None = None, workers: int = 1,
         optimizer_settings: Mapping[str, Any] | None = None, benchmark_settings: Mapping[str, Any] | None = None,
@@ -86,32 +51,17 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     ``include_overhead=False`` is ``--no-overhead``. Errors are the suite's one-line types
     (:mod:`benchsuite.errors`).
     """
-    from .results import check_writable, format_result
-    from .runner import check_budget
-    from .runner import run as run_loop
+    from .analysis.load import labelled_run
+    from .execute import execute_run
+    from .results import load_result
 
-    # the command line's order of checks: output path, budget, names, then the benchmark
-    target = check_writable(out) if out is not None else None
-    check_budget(budget_evals, budget_seconds)
-    opt_cls = _optimizer(optimizer)
-    bench = _benchmark(benchmark, benchmark_settings)
-    output = run_loop(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
-                      workers=workers, optimizer_settings=dict(optimizer_settings or {}),
-                      include_overhead=include_overhead)
-    text = format_result(output.rows, output.provenance)
-    if target is not None:
-        from .results import atomic_write_text
-
-        atomic_write_text(target, text)
-        return load_results(target)
-    # parsed from the very text a result file holds, so the frame equals load_results(file)
-    with tempfile.TemporaryDirectory(prefix="benchsuite-run-") as tmp:
-        path = Path(tmp) / "run.csv"
-        path.write_text(text, encoding="utf-8")
-        df = load_results(path)
-    for prov in df.attrs["provenance"]:
-        prov["path"] = None  # the temporary file is gone
-    return df
+    _, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
+                          workers=workers, optimizer_settings=optimizer_settings,
+                          benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out)
+    # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
+    frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
+    frame.attrs["provenance"] = [prov]
+    return frame
 
 
 def _result_files(source: PathLike | Iterable[PathLike]) -> list[Path]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from collections.abc import Sequence
 
 from .errors import BenchsuiteError, PluginError, one_line
-from .locks import OutputLock, _lock_next_to  # noqa: F401  (the lock next to --out)
+from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
 
 EXIT_USAGE = 2
 # the methods a plugin's traceback is attributed to (the outermost one the suite called)
@@ -226,27 +226,15 @@ def _failures_next_to(out: Path) -> Path:
     return out.with_name(name + ".failures.log")
 
 
-# -- one writer per result file: <out>.lock next to it ---------------------------------------
 def _cmd_run(args: argparse.Namespace) -> int:
+    """``benchsuite run``: the one run path (:func:`benchsuite.execute.execute_run`) with a progress display,
+    a failure log next to ``--out`` and plugin errors as one line."""
+    from .execute import execute_run
     from .results import check_writable
-
-    out = check_writable(args.out)
-    with OutputLock(out):
-        return _run_locked(args, out)
-
-
-def _run_locked(args: argparse.Namespace, out: Path) -> int:
-    """``benchsuite run`` once ``out`` is checked and locked."""
-    from . import registry
-    from .results import write_result
-    from .runner import check_budget, run
     from .settings import parse_assignments
 
-    check_budget(args.budget_evals, args.budget_seconds)
-    opt_cls = registry.get_optimizer(args.optimizer)
+    out = check_writable(args.out)
     bench_settings = parse_assignments(args.benchmark_settings)
-    with _plugin_errors(f"benchmark {args.benchmark!r}", _log_next_to(out), debug=args.pdb):
-        bench = registry.make_benchmark(args.benchmark, bench_settings)
     opt_settings = parse_assignments(args.settings)
     meta = parse_assignments(args.meta)
 
@@ -278,12 +266,8 @@ def _run_locked(args: argparse.Namespace, out: Path) -> int:
         bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
 
     failures = _failures_next_to(out)
-    try:
-        failures.unlink(missing_ok=True)  # an earlier attempt's failures are not this run's
-    except OSError:
-        pass
 
-    def on_failure(trial, exc: Exception) -> None:
+    def on_failure(trial, exc: Exception, bench) -> None:
         """A failed evaluation: the debugger (--pdb), its traceback in the failure log, one line on stderr."""
         if args.pdb:
             _post_mortem(exc)
@@ -303,17 +287,23 @@ def _run_locked(args: argparse.Namespace, out: Path) -> int:
         else:
             print(line, file=sys.stderr, flush=True)
 
+    def guard(what: str) -> _plugin_errors:
+        if what.startswith("optimizer"):  # the run starts: an earlier attempt's failures are not this run's
+            try:
+                failures.unlink(missing_ok=True)
+            except OSError:
+                pass
+        return _plugin_errors(what, _log_next_to(out), debug=args.pdb)
+
     try:
-        with _plugin_errors(f"optimizer {args.optimizer!r} on benchmark {args.benchmark!r}", _log_next_to(out),
-                            debug=args.pdb):
-            output = run(bench, opt_cls, seed=args.seed, budget_evals=args.budget_evals,
-                         budget_seconds=args.budget_seconds, workers=args.workers, optimizer_settings=opt_settings,
-                         include_overhead=not args.no_overhead, progress=progress, extra_provenance=meta or None,
-                         on_failure=on_failure)
+        output, _ = execute_run(args.benchmark, args.optimizer, seed=args.seed, budget_evals=args.budget_evals,
+                                budget_seconds=args.budget_seconds, workers=args.workers,
+                                optimizer_settings=opt_settings, benchmark_settings=bench_settings,
+                                include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
+                                progress=progress, on_failure=on_failure, guard=guard)
     finally:
         for bar in bars:
             bar.close()
-    write_result(out, output.rows, output.provenance)
     try:  # a failed earlier attempt's traceback no longer applies
         _log_next_to(out).unlink(missing_ok=True)
     except OSError:

@@ -211,7 +211,11 @@ def format_result(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, An
 
 def write_result(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any]) -> None:
     """Write one run's rows and provenance atomically; a failed write leaves no file and is an OutputError."""
-    text = format_result(rows, provenance)
+    write_result_text(path, format_result(rows, provenance))
+
+
+def write_result_text(path: str | os.PathLike, text: str) -> None:
+    """Write a result file's text (:func:`format_result`) atomically; a failed write is an OutputError."""
     try:
         atomic_write_text(path, text)
     except OSError as exc:
@@ -230,6 +234,11 @@ def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
         raise DataError(f"{path}: cannot read the result file ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
         raise DataError(f"{path}: not a benchsuite result file (not UTF-8 text)") from None
+    return _parse_provenance_line(path, first)
+
+
+def _parse_provenance_line(path: str | os.PathLike, first: str) -> dict[str, Any]:
+    """The provenance of a result file's first line (with its newline); DataError naming ``path`` if malformed."""
     if not first.startswith(MAGIC):
         raise DataError(f"{path}: not a benchsuite result file (its first line does not start with {MAGIC!r})")
     if not first.endswith("\n"):
@@ -276,33 +285,40 @@ def _check_provenance(path: str | os.PathLike, prov: Mapping[str, Any]) -> None:
             raise DataError(f"{path}: malformed provenance line, optimum {optimum!r} is not a number") from None
 
 
-def load_result(path: str | os.PathLike):
+def load_result(path: str | os.PathLike, *, text: str | None = None):
     """Load a result file as a pandas DataFrame with ``attrs["provenance"]`` set.
 
     The one loader every reader uses (the API, the analysis, the workflow): a file that is
     truncated (cut mid-row, or fewer rows than its header's ``n_trials``) or malformed
     (columns missing, required cells empty, a status other than ok/failed, an ``info``
-    that is not a JSON object) is a one-line :class:`DataError` naming the file.
+    that is not a JSON object) is a one-line :class:`DataError` naming the file. With
+    ``text`` (what :func:`format_result` returned) the same checks run on it in memory and
+    ``path`` only names it in messages: a run's frame without writing a file.
     """
     import pandas as pd
 
-    try:
-        with open(path, "rb") as fh:  # every complete file ends with a newline; one cut mid-row does not
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(size - 1, 0))
-            last = fh.read(1)
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, not a result file") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the result file ({exc.strerror or exc})") from None
+    if text is None:
+        try:
+            with open(path, "rb") as fh:  # every complete file ends with a newline; one cut mid-row does not
+                fh.seek(0, os.SEEK_END)
+                size = fh.tell()
+                fh.seek(max(size - 1, 0))
+                last = fh.read(1)
+        except IsADirectoryError:
+            raise DataError(f"{path}: is a directory, not a result file") from None
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read the result file ({exc.strerror or exc})") from None
+    else:
+        size, last = len(text), text[-1:].encode()
     if not size:
         raise DataError(f"{path}: empty file, not a benchsuite result file")
-    prov = read_provenance(path)
+    prov = read_provenance(path) if text is None else _parse_provenance_line(path, text.split("\n", 1)[0]
+                                                                             + ("\n" if "\n" in text else ""))
     if last != b"\n":
         raise DataError(f"{path}: truncated result file, its last row is incomplete")
     try:
-        df = pd.read_csv(path, skiprows=1, dtype={"config": str, "incumbent": str, "info": str})
+        df = pd.read_csv(path if text is None else io.StringIO(text), skiprows=1,
+                         dtype={"config": str, "incumbent": str, "info": str})
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: truncated result file, it ends after its provenance line") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:

@@ -156,7 +156,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchsuite.datasets", "benchsuite.uci", "benchsuite.training", "benchsuite.tabular", "benchsuite.surrogate",
      "benchsuite.live", "benchsuite.architectures"),
     ("benchsuite.benchmarks", "benchsuite.optimizers"),
-    ("benchsuite.registry", "benchsuite.runner", "benchsuite.protocol", "benchsuite.testing"),
+    ("benchsuite.registry", "benchsuite.runner", "benchsuite.execute", "benchsuite.protocol", "benchsuite.testing"),
     ("benchsuite.api", "benchsuite.analysis", "benchsuite.cli_check"),
     ("benchsuite.cli", "benchsuite.cli_workflow", "benchsuite.analysis.__main__", "benchsuite"),
 ]

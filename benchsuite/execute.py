@@ -1,0 +1,98 @@
+"""One run path: the checks in one order, the run, the result file (issue 22, item 3).
+
+``benchsuite run`` and :func:`benchsuite.api.run` both call :func:`execute_run`; the event loop
+itself is :func:`benchsuite.runner.run`. The order of checks is the command line's: the output
+path (writable, then locked for the whole run), the budget, the optimizer's name, the benchmark
+(its name, settings and construction); only then does anything run. With ``out`` the result file
+is written atomically; without it, nothing touches the disk and the caller gets the file's text.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ContextManager
+
+from .benchmark import Benchmark
+from .errors import InvalidSettingError
+from .optimizer import Optimizer, Trial
+from .runner import ProgressFn, RunOutput
+
+#: wraps plugin code (benchmark construction, the run); the CLI turns plugin exceptions into one line
+Guard = Callable[[str], ContextManager[Any]]
+
+
+def resolve_benchmark(benchmark: str | type[Benchmark] | Benchmark,
+                      settings: Mapping[str, Any] | None = None) -> Benchmark:
+    """A benchmark instance from a registered name, a Benchmark subclass or an instance."""
+    if isinstance(benchmark, str):
+        from . import registry
+
+        return registry.make_benchmark(benchmark, dict(settings or {}))
+    if isinstance(benchmark, type) and issubclass(benchmark, Benchmark):
+        return benchmark(**dict(settings or {}))
+    if isinstance(benchmark, Benchmark):
+        if settings:
+            raise InvalidSettingError(f"benchmark_settings were given with a constructed benchmark "
+                                      f"{benchmark.name!r}; pass them to its constructor, or pass its name or class")
+        return benchmark
+    raise InvalidSettingError(f"benchmark must be a registered name, a Benchmark subclass or instance, "
+                              f"got {type(benchmark).__name__}")
+
+
+def resolve_optimizer(optimizer: str | type[Optimizer]) -> type[Optimizer]:
+    """An optimizer class from a registered name or the class itself."""
+    if isinstance(optimizer, str):
+        from . import registry
+
+        return registry.get_optimizer(optimizer)
+    if isinstance(optimizer, type) and issubclass(optimizer, Optimizer):
+        return optimizer
+    if isinstance(optimizer, Optimizer):
+        # the run constructs the plugin itself, with the space and the generator derived from its seed
+        raise InvalidSettingError(f"pass the optimizer's class ({type(optimizer).__name__}) or its name, not an "
+                                  "instance: the run constructs it with the run's seed; settings go in "
+                                  "optimizer_settings")
+    raise InvalidSettingError(f"optimizer must be a registered name or an Optimizer subclass, "
+                              f"got {type(optimizer).__name__}")
+
+
+def _name(x: Any) -> str:
+    return x if isinstance(x, str) else str(getattr(x, "name", "") or getattr(x, "__name__", type(x).__name__))
+
+
+def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Optimizer], *, seed: int,
+                budget_evals: int | None = None, budget_seconds: float | None = None, workers: int = 1,
+                optimizer_settings: Mapping[str, Any] | None = None,
+                benchmark_settings: Mapping[str, Any] | None = None, include_overhead: bool = True,
+                extra_provenance: Mapping[str, Any] | None = None, out: str | Path | None = None,
+                progress: ProgressFn | None = None,
+                on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
+                guard: Guard | None = None) -> tuple[RunOutput, str]:
+    """Check, run and (with ``out``) write one run; returns the run and its result file's text.
+
+    ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
+    sees each evaluation that raised (the run records it as a failed trial and goes on).
+    """
+    from .locks import OutputLock
+    from .results import check_writable, format_result, write_result_text
+    from .runner import check_budget, run
+
+    guard = guard or (lambda what: contextlib.nullcontext())
+    target = check_writable(out) if out is not None else None
+    with OutputLock(target) if target is not None else contextlib.nullcontext():
+        check_budget(budget_evals, budget_seconds)
+        opt_cls = resolve_optimizer(optimizer)
+        with guard(f"benchmark {_name(benchmark)!r}"):
+            bench = resolve_benchmark(benchmark, benchmark_settings)
+        failure_hook = None if on_failure is None else (lambda trial, exc: on_failure(trial, exc, bench))
+        with guard(f"optimizer {_name(optimizer)!r} on benchmark {_name(benchmark)!r}"):
+            output = run(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
+                         workers=workers, optimizer_settings=dict(optimizer_settings or {}),
+                         include_overhead=include_overhead, progress=progress,
+                         extra_provenance=dict(extra_provenance) if extra_provenance else None,
+                         on_failure=failure_hook)
+        text = format_result(output.rows, output.provenance)
+        if target is not None:
+            write_result_text(target, text)
+    return output, text
