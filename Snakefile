@@ -144,14 +144,16 @@ rule run:
     log:
         _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.log"),
     params:
-        args=lambda wc: _job(wc)[0].shell_args(_job(wc)[1]),
+        # the job by name: settings, budget and seed come from the protocol object in the job's process
+        protocol=lambda wc: _job(wc)[0].path,
     threads: 1
     resources:
         mem_mb=_resource("mem_mb"),
         runtime=_resource("runtime"),
         gpu=_resource("gpu"),
     shell:
-        "{PY:q} -m benchsuite.cli {params.args} --out {output:q} 2> {log:q}"
+        "{PY:q} -m benchsuite.cli run-job {params.protocol:q} {wildcards.benchmark:q} {wildcards.optimizer:q} "
+        "{wildcards.rep} --out {output:q} 2> {log:q}"
 
 
 rule aggregate:

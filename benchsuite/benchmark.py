@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import InvalidConfigError
 from .settings import Setting, resolve_settings
-from .space import SearchSpace
+from .space import SearchSpace, from_unit_scale, to_unit_scale
 
 BENCHMARK_KINDS = ("synthetic", "tabular", "surrogate", "live")
 
@@ -63,24 +63,22 @@ class Fidelity:
             raise InvalidConfigError(f"fidelity {self.name!r}: {value!r} is outside [{self.low:g}, {self.high:g}]")
         return v
 
+    def _scale(self) -> tuple[float, float]:
+        return (math.log(self.low), math.log(self.high)) if self.log else (self.low, self.high)
+
     def to_unit(self, value: float | np.ndarray) -> float | np.ndarray:
-        """Map to [0, 1] (log-scaled when ``log``), as Fabolas scales s."""
-        v = np.asarray(value, dtype=float)
-        if self.log:
-            u = (np.log(v) - math.log(self.low)) / (math.log(self.high) - math.log(self.low))
-        else:
-            u = (v - self.low) / (self.high - self.low)
+        """Map to [0, 1] (log-scaled when ``log``), as Fabolas scales s (the variables' scaling)."""
+        u = to_unit_scale(value, *self._scale(), self.log)
         return u if u.ndim else float(u)
 
     def from_unit(self, u: float | np.ndarray) -> float | np.ndarray:
         """Inverse of :meth:`to_unit` (clipped to the range; not snapped to ``values``)."""
-        uu = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-        if self.log:
-            v = np.exp(math.log(self.low) + uu * (math.log(self.high) - math.log(self.low)))
-        else:
-            v = self.low + uu * (self.high - self.low)
-        v = np.clip(v, self.low, self.high)
+        v = np.clip(from_unit_scale(u, *self._scale(), self.log), self.low, self.high)
         return v if v.ndim else float(v)
+
+    def is_full(self, value: float | None) -> bool:
+        """Whether an evaluation at ``value`` (None: no fidelity was given) counts as the real objective."""
+        return value is None or self.full is None or math.isclose(value, self.full)
 
     def snap(self, value: float) -> float:
         """Nearest allowed value (in the axis's own scale)."""
@@ -131,6 +129,9 @@ class Benchmark(ABC):
     description: ClassVar[str] = ""
     kind: ClassVar[str] = "synthetic"
     settings_spec: ClassVar[dict[str, Setting]] = {}
+    #: the class of ``space`` where it is known without building the benchmark (``benchsuite list`` shows
+    #: what an architecture space offers); None otherwise
+    space_class: ClassVar[type | None] = None
     test_settings: ClassVar[dict[str, Any]] = {}  # small, quick settings for check_benchmark
     requirements: ClassVar[Requirements] = Requirements()
 

@@ -110,6 +110,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="open the Python debugger where an evaluation or a plugin raises (post mortem); "
                         "after you leave it, a failed evaluation is recorded as a failed trial and the run goes on")
 
+    j = sub.add_parser("run-job", help="run one job of a protocol by name (what the workflow runs)",
+                       description="Run one (benchmark label, optimizer label, repetition) of a protocol and write its "
+                                   "result file: settings, budget, workers and seed come from the protocol object, "
+                                   "never through shell text. `snakemake` runs every job this way; "
+                                   "`benchsuite run-job PROTOCOL ... --print-command` shows the same run as a "
+                                   "`benchsuite run` command line.")
+    j.add_argument("protocol", help="a protocol name (protocols/<name>.yaml of the suite) or a protocol file")
+    j.add_argument("benchmark_label", help="the benchmark's label in the protocol")
+    j.add_argument("optimizer_label", help="the optimizer's label in the protocol")
+    j.add_argument("repetition", type=_int_in(0, 10**9, "a repetition"), help="the repetition (0-based)")
+    j.add_argument("--out", help="result file to write (CSV); required unless --print-command")
+    j.add_argument("--print-command", action="store_true", help="print the equivalent `benchsuite run` and exit")
+    j.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    j.add_argument("--pdb", action="store_true", help="as for `benchsuite run`")
+
     e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
     e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\', or a string the space '
@@ -227,16 +242,50 @@ def _failures_next_to(out: Path) -> Path:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    """``benchsuite run``: the one run path (:func:`benchsuite.execute.execute_run`) with a progress display,
-    a failure log next to ``--out`` and plugin errors as one line."""
-    from .execute import execute_run
+    """``benchsuite run``: settings given as KEY=VALUE text."""
     from .results import check_writable
     from .settings import parse_assignments
 
     out = check_writable(args.out)
-    bench_settings = parse_assignments(args.benchmark_settings)
-    opt_settings = parse_assignments(args.settings)
-    meta = parse_assignments(args.meta)
+    return _run_and_report(args, out, parse_assignments(args.settings), parse_assignments(args.benchmark_settings),
+                           parse_assignments(args.meta))
+
+
+def _cmd_run_job(args: argparse.Namespace) -> int:
+    """``benchsuite run-job``: one job of a protocol, its typed settings taken from the protocol object."""
+    import shlex
+
+    from .paths import PROTOCOLS_DIR
+    from .protocol import load_protocol
+    from .results import check_writable
+
+    name = args.protocol
+    path = Path(name) if name.endswith((".yaml", ".yml")) or os.sep in name else PROTOCOLS_DIR / f"{name}.yaml"
+    proto = load_protocol(path)
+    job = proto.job(args.benchmark_label, args.optimizer_label, args.repetition)
+    if args.print_command:
+        print(shlex.join(proto.command(job, out=args.out)))
+        return 0
+    if not args.out:
+        raise UsageError("run-job: give --out FILE (or --print-command)")
+    out = check_writable(args.out)
+    budget = job.benchmark.budget
+    run_args = argparse.Namespace(
+        benchmark=job.benchmark.name, optimizer=job.optimizer.name, seed=job.seed, budget_evals=budget.evaluations,
+        budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
+        no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb)
+    # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
+    meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
+            "repetition": str(job.repetition)}
+    return _run_and_report(run_args, out, dict(job.optimizer.settings), job.benchmark.settings_for(job.repetition),
+                           meta)
+
+
+def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, bench_settings: dict,
+                    meta: dict) -> int:
+    """The one run path (:func:`benchsuite.execute.execute_run`) with a progress display, a failure log next to
+    ``out`` and plugin errors as one line."""
+    from .execute import execute_run
 
     bars: list = []  # created on the first report, so a run refused up front prints only its error
     # A terminal gets a live bar; a log file (the workflow's rep*.log) gets a plain line at
@@ -352,7 +401,30 @@ def _cmd_list() -> int:
         for name, entry in table.items():
             src = "" if entry.source == "builtin" else f"  [{entry.source}]"
             print(f"  {name:<{width}}  {entry.description}{src}")
+            caps = _capability_line(title, entry)
+            if caps:
+                print(f"  {'':<{width}}    {caps}")
     return 0
+
+
+def _capability_line(kind: str, entry) -> str:
+    """For an architecture benchmark, the capabilities its space offers; for an optimizer, the space kinds
+    and capabilities it needs (what `list` shows so every NAS method finds every space that can serve it)."""
+    cls = entry.obj
+    if cls is None:
+        return ""
+    if kind == "optimizers":
+        caps = cls.supports
+        if "architecture" not in caps.spaces:
+            return ""
+        need = f"needs {', '.join(sorted(caps.needs))}" if caps.needs else "needs no space capability"
+        use = f"; uses {', '.join(sorted(caps.uses))} when offered" if caps.uses else ""
+        return f"-> spaces: {', '.join(sorted(caps.spaces))}; {need}{use}"
+    space_cls = getattr(cls, "space_class", None)
+    offered = getattr(space_cls, "capabilities", None) if space_cls is not None else None
+    if offered is None:
+        return ""
+    return f"-> space {space_cls.__name__} offers {', '.join(sorted(offered)) or 'nothing optional'}"
 
 
 def _cmd_describe(name: str) -> int:
@@ -394,6 +466,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return check_main(args)
     if args.command == "run":
         return _cmd_run(args)
+    if args.command == "run-job":
+        return _cmd_run_job(args)
     if args.command == "evaluate":
         return _cmd_evaluate(args)
     if args.command == "list":

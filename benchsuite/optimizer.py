@@ -22,7 +22,6 @@ driven outside the runner (a unit test calling ``ask``/``tell`` itself) sees
 """
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,9 +42,22 @@ class Capabilities:
     spaces: frozenset[str] = frozenset({"continuous", "discrete", "mixed"})
     fidelity: str = "ignores"  # "ignores" (always full), "uses" (may ask lower), "requires"
     parallel: bool = True
+    #: space capabilities the plugin cannot run without (names of ``space.SPACE_CAPABILITIES``)
+    needs: frozenset[str] = frozenset()
+    #: what such a space is, in words, for the refusal ("a space written in the DeepArchitect language")
+    needs_hint: str = ""
+    #: space capabilities the plugin uses when a space announces them (otherwise it falls back)
+    uses: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        from .space import SPACE_CAPABILITIES
+
         object.__setattr__(self, "spaces", frozenset(self.spaces))
+        object.__setattr__(self, "needs", frozenset(self.needs))
+        object.__setattr__(self, "uses", frozenset(self.uses))
+        unknown = sorted((self.needs | self.uses) - set(SPACE_CAPABILITIES))
+        if unknown:
+            raise ValueError(f"unknown space capabilities {unknown}; known: {sorted(SPACE_CAPABILITIES)}")
         if self.fidelity not in ("ignores", "uses", "requires"):
             raise ValueError(f"fidelity support must be ignores/uses/requires, got {self.fidelity!r}")
 
@@ -134,8 +146,7 @@ class Optimizer(ABC):
             return
         if self._best_any is None or result.loss < self._best_any.result.loss:
             self._best_any = trial
-        full = self.fidelity.full if self.fidelity else None
-        at_full = trial.fidelity is None or full is None or math.isclose(trial.fidelity, full)
+        at_full = self.fidelity is None or self.fidelity.is_full(trial.fidelity)
         if at_full and (self._best_full is None or result.loss < self._best_full.result.loss):
             self._best_full = trial
 
@@ -162,11 +173,22 @@ class Optimizer(ABC):
     def check_supports(cls, space: SearchSpace, fidelity: Fidelity | None, workers: int) -> None:
         """Raise :class:`UnsupportedError` when this plugin cannot run on the pairing."""
         caps = cls.supports
-        if space.kind not in caps.spaces:
+        offered = frozenset(getattr(space, "capabilities", ()))
+        # a vector space that builds networks (the NAS-Bench-201 cell, COMBO's cell) is an architecture space too
+        as_architecture = "architecture" in caps.spaces and "build" in offered
+        if space.kind not in caps.spaces and not as_architecture:
             raise UnsupportedError(
                 f"optimizer {cls.name!r} supports {sorted(caps.spaces)} spaces, but this benchmark's space is "
                 f"{space.kind}; pick another optimizer or benchmark (see `benchsuite list`)"
             )
+        missing = sorted(caps.needs - offered)
+        if missing:
+            what = f"{caps.needs_hint} (capabilit{'y' if len(missing) == 1 else 'ies'} " if caps.needs_hint else \
+                "a space with the capabilit" + ("y " if len(missing) == 1 else "ies ")
+            raise UnsupportedError(
+                f"optimizer {cls.name!r} needs {what}{' and '.join(missing)}{')' if caps.needs_hint else ''}; "
+                f"{type(space).__name__} offers {', '.join(sorted(offered)) or 'none'}: pick a benchmark whose space offers it "
+                "(`benchsuite list` shows what each space offers and each optimizer needs)")
         if caps.fidelity == "requires" and fidelity is None:
             raise UnsupportedError(
                 f"optimizer {cls.name!r} needs a benchmark with a fidelity axis; this benchmark has none"
@@ -179,7 +201,9 @@ class Optimizer(ABC):
         """Human-readable description for ``benchsuite describe``."""
         caps = cls.supports
         lines = [f"{cls.name}: {cls.description}",
-                 f"spaces: {sorted(caps.spaces)}; fidelity: {caps.fidelity}; parallel workers: {caps.parallel}"]
+                 f"spaces: {sorted(caps.spaces)}; fidelity: {caps.fidelity}; parallel workers: {caps.parallel}"
+                 + (f"; needs space capabilities: {sorted(caps.needs)}" if caps.needs else "")
+                 + (f"; uses when offered: {sorted(caps.uses)}" if caps.uses else "")]
         if cls.settings_spec:
             lines.append("settings:")
             lines += [f"  {k} = {s.default!r}  {s.help}" for k, s in cls.settings_spec.items()]

@@ -87,7 +87,7 @@ def run(
     rows: list[dict[str, Any]] = []
     test_cache: dict[Any, tuple[str, float]] = {}  # incumbent key -> (JSON text, test loss)
     best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
-    full = benchmark.fidelity.full if benchmark.fidelity else None
+    fid_axis = benchmark.fidelity
     last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
 
     def can_start(t: float) -> bool:
@@ -143,7 +143,7 @@ def run(
 
         if not result.failed:
             key = space.key(trial.config)
-            rank = (int(trial.fidelity is None or full is None or math.isclose(trial.fidelity, full)), -result.loss)
+            rank = (int(fid_axis is None or fid_axis.is_full(trial.fidelity)), -result.loss)
             old = best_loss.get(key)
             if old is None or rank > (old[0], -old[1]):
                 best_loss[key] = (rank[0], result.loss)

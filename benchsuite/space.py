@@ -20,7 +20,7 @@ import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,6 +37,21 @@ def _plain(value: Any) -> Any:
         return value.item()
     return value
 
+
+
+def to_unit_scale(values: Any, lo: float, hi: float, log: bool) -> np.ndarray:
+    """Values on a range to [0, 1], linearly or in log scale: the one scaling of numeric variables and
+    fidelities (``lo``, ``hi``: the range's ends, already logged when ``log``)."""
+    v = np.asarray(values, dtype=float)
+    if log:
+        v = np.log(v)
+    return (v - lo) / (hi - lo)
+
+
+def from_unit_scale(u: Any, lo: float, hi: float, log: bool) -> np.ndarray:
+    """The inverse of :func:`to_unit_scale` for ``u`` clipped to [0, 1] (round-off may leave the range)."""
+    z = lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (hi - lo)
+    return np.exp(z) if log else z
 
 class Variable(ABC):
     """One named dimension of a :class:`Space`."""
@@ -118,14 +133,10 @@ class Float(Variable):
         return v
 
     def to_unit(self, values: Sequence[Any]) -> np.ndarray:
-        v = np.asarray(values, dtype=float)
-        if self.log:
-            v = np.log(v)
-        return (v - self._lo) / (self._hi - self._lo)
+        return to_unit_scale(values, self._lo, self._hi, self.log)
 
     def from_unit(self, u: np.ndarray) -> list[float]:
-        z = self._lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (self._hi - self._lo)
-        v = np.exp(z) if self.log else z
+        v = from_unit_scale(u, self._lo, self._hi, self.log)
         # exp/log round-off can step just outside the bounds
         return np.clip(v, self.low, self.high).tolist()
 
@@ -162,14 +173,10 @@ class Integer(Variable):
         return v
 
     def to_unit(self, values: Sequence[Any]) -> np.ndarray:
-        v = np.asarray(values, dtype=float)
-        if self.log:
-            v = np.log(v)
-        return (v - self._lo) / (self._hi - self._lo)
+        return to_unit_scale(values, self._lo, self._hi, self.log)
 
     def from_unit(self, u: np.ndarray) -> list[int]:
-        z = self._lo + np.clip(np.asarray(u, dtype=float), 0.0, 1.0) * (self._hi - self._lo)
-        v = np.rint(np.exp(z) if self.log else z)
+        v = np.rint(from_unit_scale(u, self._lo, self._hi, self.log))
         return np.clip(v, self.low, self.high).astype(int).tolist()
 
     def to_code(self, value: Any) -> int:
@@ -283,13 +290,32 @@ class Binary(Categorical):
         return self.validate(value)
 
 
+#: optional capabilities a space may announce (``SearchSpace.capabilities``), beyond what every space
+#: offers (sample, validate, neighbours, key, JSON); an optimizer states those it needs
+#: (``Capabilities.needs``) and a mismatch is refused before a run starts, naming what is missing
+SPACE_CAPABILITIES: dict[str, str] = {
+    "build": "builds the network of a configuration: build(config, in_shape, n_out, **options) -> torch module",
+    "mutate": "a space-specific random mutation: mutate(config, rng)",
+    "distance": "a distance between two configurations: distance(a, b)",
+    "otmann": "configurations are NASBOT layer graphs, compared by the OTMANN distance",
+    "initial_pool": "a hand-made initial pool of configurations: initial_pool()",
+    "walk": "configurations are replayable walks of the DeepArchitect language: walk(choose)",
+    "hyperparameters": "each position's name and domain along a walk: hyperparameters(values)",
+    "features": "architecture features for a surrogate: features(values)",
+    "canonical_key": "an isomorphism-aware canonical form: canonical(config)",
+}
+
+
 class SearchSpace(ABC):
     """What every search space offers: sampling, validation, neighbours, a hashable key.
 
-    Architecture spaces subclass this directly; vector spaces use :class:`Space`.
+    Architecture spaces subclass :class:`ArchitectureSpace`; vector spaces use :class:`Space`.
+    A space announces its optional capabilities in ``capabilities`` (names of
+    :data:`SPACE_CAPABILITIES`); optimizers rely on the announcement, never on probing methods.
     """
 
     kind: str = "architecture"
+    capabilities: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def sample(self, rng: np.random.Generator) -> Any:
@@ -329,6 +355,22 @@ class SearchSpace(ABC):
     def describe(self) -> str:
         """Human-readable summary for ``benchsuite describe``."""
         return f"{type(self).__name__} ({self.kind})"
+
+
+class ArchitectureSpace(SearchSpace):
+    """A space of network architectures: announces ``build`` and whichever other capabilities it has.
+
+    ``build(config, in_shape, n_out, **options)`` returns the ``torch.nn.Module`` of a configuration
+    for inputs of shape ``in_shape`` (without the batch axis) and ``n_out`` outputs; the torch code
+    lives in a ``*_torch`` module (or is imported inside ``build``), so the space imports without torch.
+    """
+
+    kind = "architecture"
+    capabilities: ClassVar[frozenset[str]] = frozenset({"build"})
+
+    def build(self, config: Any, in_shape: Sequence[int], n_out: int, **options: Any) -> Any:
+        """The network of ``config``."""
+        raise NotImplementedError(f"{type(self).__name__} announces no network builder")
 
 
 class Space(SearchSpace):

@@ -69,6 +69,7 @@ class ToyChainSpace(SearchSpace):
     """
 
     kind = "architecture"
+    capabilities = frozenset({"walk", "features"})  # announced: DeepArchitect's searchers may walk it
     widths = (8, 16, 32, 64)
     max_layers = 5
 
@@ -197,8 +198,7 @@ class _Recorder(Optimizer):
 
     def tell(self, trial: Trial, result: Result) -> None:
         self.told.add(self.space.key(trial.config))
-        full = self.fidelity.full if self.fidelity is not None else None
-        if trial.fidelity is None or full is None or math.isclose(trial.fidelity, full):
+        if self.fidelity is None or self.fidelity.is_full(trial.fidelity):
             self.told_full = True
         self.inner.tell(trial, result)
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from benchsuite.benchmark import Fidelity, Result
+from benchsuite.benchmark import Result
 from benchsuite.errors import UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE, POSITIVE, POSITIVE_INT, UNIT, Setting
@@ -91,7 +91,7 @@ def random_draw(space: SearchSpace, rng: np.random.Generator) -> tuple[Any, list
     graphs (Nasbench: under 1 % of uniform walks are feasible; the distribution over feasible
     architectures is the same); other spaces are walked and the caller redraws.
     """
-    if callable(getattr(space, "hyperparameters", None)):
+    if "hyperparameters" in space.capabilities:
         config = space.sample(rng)
         trace = []
         for v, (name, values) in zip(config, space.hyperparameters(config)):
@@ -110,18 +110,9 @@ def feature_buckets(features: Sequence[str], size: int) -> np.ndarray:
 class _DASearcher(Optimizer):
     """Shared parts: the capability check for the language's spaces and per-key bookkeeping."""
 
-    supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True)
-    needs: tuple[str, ...] = ("walk",)
-
-    @classmethod
-    def check_supports(cls, space: SearchSpace, fidelity: Fidelity | None, workers: int) -> None:
-        super().check_supports(space, fidelity, workers)
-        missing = [m for m in cls.needs if not callable(getattr(space, m, None))]
-        if missing:
-            raise UnsupportedError(
-                f"optimizer {cls.name!r} needs a space written in the DeepArchitect language (with "
-                f"{' and '.join(missing)}); {type(space).__name__} has no {missing[0]}: use a DeepArchitect "
-                "benchmark (deeparchitect_cifar10, da_nb201_*) or another optimizer")
+    supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True, needs={"walk"},
+                            needs_hint="a space written in the DeepArchitect language (deeparchitect_cifar10, "
+                                       "da_nb201_*)", uses={"hyperparameters"})
 
     def _pending_keys(self, pending: Sequence[Trial]) -> set[Hashable]:
         return {self.space.key(t.config) for t in pending}
@@ -317,7 +308,9 @@ class DASMBO(_DASearcher):
 
     name = "da_smbo"
     description = "DeepArchitect SMBO: ridge surrogate on hashed architecture features, best of 512 samples"
-    needs = ("walk", "features")
+    supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True, needs={"walk", "features"},
+                            needs_hint="a space written in the DeepArchitect language (deeparchitect_cifar10, "
+                                       "da_nb201_*)", uses={"hyperparameters"})
     test_settings = {"n_samples": 64}  # small: quick conformance checks
     settings_spec = {
         "n_samples": Setting(SMBO_SAMPLES, "random architectures scored per ask (Sec. 7.2: 512)", type=int,

@@ -195,12 +195,9 @@ def levenshtein(a: str, b: str) -> int:
     return prev[-1]
 
 
-def _is_layer_graph_space(space: Any) -> bool:
-    try:
-        from benchsuite.architectures.layer_graph import LayerGraphSpace
-    except ImportError:  # pragma: no cover - the layer-graph module is part of the suite
-        return False
-    return isinstance(space, LayerGraphSpace)
+def _offers(space: Any, capability: str) -> bool:
+    """Whether the space announces ``capability`` (``SearchSpace.capabilities``)."""
+    return capability in getattr(space, "capabilities", ())
 
 
 def distance_function(space: Any) -> tuple[Callable[[list, list], np.ndarray], int, tuple]:
@@ -209,7 +206,7 @@ def distance_function(space: Any) -> tuple[Callable[[list, list], np.ndarray], i
     ``pairwise(a, b)`` returns ``(2, K, len(a), len(b))``: group 0 the distance ``d``,
     group 1 its normalised version ``dbar``.
     """
-    if _is_layer_graph_space(space):
+    if _offers(space, "otmann"):
         from benchsuite.architectures.otmann import otmann_matrix
 
         def otmann_pairs(a: list, b: list) -> np.ndarray:
@@ -219,8 +216,9 @@ def distance_function(space: Any) -> tuple[Callable[[list, list], np.ndarray], i
             return np.stack([np.asarray(d, dtype=float), np.asarray(dbar, dtype=float)])
 
         return otmann_pairs, len(NU_STRS), BETA_BOUNDS_OTMANN
-    own = getattr(space, "distance", None)
-    if callable(own):
+    if _offers(space, "distance"):
+        own = space.distance
+
         def space_pairs(a: list, b: list) -> np.ndarray:
             d = np.array([[float(own(x, y)) for y in b] for x in a]).reshape(len(a), len(b))
             return np.stack([d, d / (1.0 + d)])[:, None]
@@ -238,11 +236,10 @@ def distance_function(space: Any) -> tuple[Callable[[list, list], np.ndarray], i
 
 def initial_design(space: Any, rng: np.random.Generator, n_fallback: int = N_INIT_FALLBACK) -> list[Any]:
     """The space's initial pool (the authors' networks for layer graphs) or ``n_fallback`` random configurations."""
-    own = getattr(space, "initial_pool", None)
-    if callable(own):
-        return [space.validate(c) for c in own()]
-    if _is_layer_graph_space(space):  # the authors' pool, fitted to the space's constraints
-        return list(space.pool)
+    if _offers(space, "otmann"):  # layer graphs: the authors' pool, fitted to the space's constraints
+        return space.initial_pool()
+    if _offers(space, "initial_pool"):
+        return [space.validate(c) for c in space.initial_pool()]
     return [space.sample(rng) for _ in range(int(n_fallback))]
 
 
@@ -258,7 +255,8 @@ _COMMON_SETTINGS = {
 class _EvolutionBase(Optimizer):
     """Shared set-up: the initial design, the multi-step mutation, bookkeeping of evaluated keys."""
 
-    supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True,
+                            uses={"otmann", "distance", "initial_pool"})
 
     def setup(self) -> None:
         self.design = initial_design(self.space, self.rng, self.settings["n_init"])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchsuite.architectures import nb201
+from benchsuite.training import count_parameters
 from benchsuite.errors import DataError, InvalidConfigError
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -213,7 +214,7 @@ def test_closed_form_and_built_network_match_the_table(source, task):
         published = int(round(d["size_in_mb"][i] * 1e6))
         assert nb201.param_count(c, d["num_classes"]) == published == int(d["n_params_model"][i])
         net = nb201.build_network(c, num_classes=d["num_classes"])
-        assert nb201.count_module_params(net) == published
+        assert count_parameters(net) == published
 
 
 def test_published_best_cell_has_its_published_size():
@@ -227,7 +228,7 @@ def test_forward_shape_and_zero_network_is_input_independent(one_thread):
     x = torch.randn(3, 3, 8, 8, generator=g)
     net = nb201.build_network(BEST, num_classes=7, channels=4, cells_per_stage=1)
     assert net(x).shape == (3, 7)
-    assert nb201.count_module_params(net) == nb201.param_count(nb201.from_arch_string(BEST), 7, 4, 1)
+    assert count_parameters(net) == nb201.param_count(nb201.from_arch_string(BEST), 7, 4, 1)
     zero = nb201.build_network(ZERO, channels=4, cells_per_stage=1).eval()
     with torch.no_grad():
         out = zero(torch.cat([x, 10 * torch.randn(2, 3, 8, 8, generator=g)]))
@@ -305,7 +306,7 @@ def test_every_cell_built_matches_closed_form_and_table(source):
     arch = source["arch_strings"]
     for s in arch:
         c = nb201.from_arch_string(s)
-        assert nb201.count_module_params(nb201.build_network(c, cells_per_stage=1)) == nb201.param_count(
+        assert count_parameters(nb201.build_network(c, cells_per_stage=1)) == nb201.param_count(
             c, 10, 16, 1), s
     differ_sets = []
     for task in ("cifar10", "cifar100", "imagenet16"):

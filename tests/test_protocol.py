@@ -199,3 +199,38 @@ def test_cli_validate_protocol(tmp_path: Path, capsys: pytest.CaptureFixture) ->
     err = capsys.readouterr().err
     assert err.startswith("benchsuite: error: ") and "broken.yaml: budget.evaluations: must be >= 1" in err
     assert len(err.strip().splitlines()) == 1  # one line, no traceback
+
+
+def test_run_job_by_name_equals_the_run_command_line(tmp_path: Path) -> None:
+    """`benchsuite run-job` (the workflow's path: typed settings from the protocol object) writes the same
+    result as the `benchsuite run` command line the protocol spells out, provenance included."""
+    from benchsuite.cli import main
+    from benchsuite.results import TIMING_COLUMNS, load_result
+
+    raw = {"benchmarks": [{"name": "ising", "label": "ising_small", "settings": {"lambda": 0.01},
+                           "instances": {"setting": "problem_seed", "count": 5}}],
+           "optimizers": [{"name": "simulated_annealing", "label": "sa", "settings": {"n_init": 5, "t_max": 2.5}}],
+           "repetitions": 7, "budget": {"evaluations": 15}, "workers": 2, "quantity": "incumbent_loss",
+           "plots": {"x": ["evaluations"]}, "table": {"at": "budget"}}
+    path = tmp_path / "jobs_by_name.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    proto = load_protocol(path)
+    job = proto.job("ising_small", "sa", 6)
+    by_line, by_name = tmp_path / "line.csv", tmp_path / "name.csv"
+    assert main(proto.command(job, out=str(by_line), exe=()) + ["-q"]) == 0
+    assert main(["run-job", str(path), "ising_small", "sa", "6", "--out", str(by_name), "-q"]) == 0
+    a, b = load_result(by_line), load_result(by_name)
+    assert a.drop(columns=list(TIMING_COLUMNS)).equals(b.drop(columns=list(TIMING_COLUMNS)))
+    skip = {"finished_utc"}
+    assert {k: v for k, v in a.attrs["provenance"].items() if k not in skip} == \
+        {k: v for k, v in b.attrs["provenance"].items() if k not in skip}
+    assert b.attrs["provenance"]["benchmark_settings"]["problem_seed"] == 1  # repetition 6 -> instance 6 % 5
+
+
+def test_run_job_names_a_missing_job_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from benchsuite.cli import main
+
+    assert main(["run-job", "smoke", "branin", "no_such_optimizer", "0", "--out", str(tmp_path / "x.csv")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no run" in err[0]
+    assert not (tmp_path / "x.csv").exists()

@@ -99,6 +99,16 @@ N_POOLS = 3  # one 2x2 max-pool after each cell
 class ComboCellSpace(Space):
     """The 31 binaries of COMBO's cell; a cell without an IN -> OUT path is not valid."""
 
+    capabilities = frozenset({"build"})
+
+    def build(self, config: Any, in_shape: Any = (IN_CHANNELS, IMAGE_SIZE, IMAGE_SIZE), n_out: int = 10,
+              channels: int = 16) -> Any:
+        """The architecture interface's builder: images (C, S, S), ``n_out`` classes (see :func:`build_network`)."""
+        c, h, w = (int(x) for x in in_shape)
+        if h != w:
+            raise InvalidConfigError(f"COMBO's NAS network takes square images, not shape {tuple(in_shape)}")
+        return build_network(config, channels=channels, num_classes=int(n_out), image_size=h, in_channels=c)
+
     def is_valid(self, config: Any) -> bool:
         return is_valid(config)
 

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidConfigError
-from ..space import SearchSpace
+from ..space import ArchitectureSpace
 
 # -- labels (authors' code, nn/neural_network.py: MLP_RECTIFIERS, MLP_SIGMOIDS,
 #    get_cnn_layer_labels) -----------------------------------------------------------------
@@ -1070,7 +1070,7 @@ def _fit_units(g: LayerGraph, cons: Constraints) -> LayerGraph:
     return LayerGraph(g.kind, g.labels, tuple(units), g.edges, g.strides)
 
 
-class LayerGraphSpace(SearchSpace):
+class LayerGraphSpace(ArchitectureSpace):
     """NASBOT's space of layer-graph networks (nasbot.txt Sec. 2.2-4) for ``kind`` mlp or cnn.
 
     Configurations are :class:`LayerGraph` objects (dicts and JSON text are accepted by
@@ -1083,6 +1083,7 @@ class LayerGraphSpace(SearchSpace):
     """
 
     kind = "architecture"
+    capabilities = frozenset({"build", "mutate", "otmann", "initial_pool"})
 
     def __init__(self, kind: str, max_neighbours: int = 64, **constraints: Any):
         if kind not in KINDS:
@@ -1102,6 +1103,20 @@ class LayerGraphSpace(SearchSpace):
             raise InvalidSettingError(
                 f"no initial {kind} network meets the constraints {self.constraints}; relax them")
         self.pool: list[LayerGraph] = pool
+
+    def initial_pool(self) -> list[LayerGraph]:
+        """The authors' hand-made initial networks that meet this space's constraints."""
+        return list(self.pool)
+
+    def build(self, config: Any, in_shape: Any, n_out: int, **options: Any) -> Any:
+        """The PyTorch module (``layer_graph_torch.build_network``): ``in_shape`` the input features (MLP)
+        or (channels, height, width) (CNN), ``n_out`` regression outputs or classes."""
+        from .layer_graph_torch import build_network
+
+        shape = in_shape if isinstance(in_shape, int) else tuple(int(s) for s in in_shape)
+        if isinstance(shape, tuple) and len(shape) == 1:
+            shape = shape[0]
+        return build_network(self.validate(config), shape, int(n_out), **options)
 
     # -- protocol --------------------------------------------------------------------------
     def sample(self, rng: np.random.Generator) -> LayerGraph:

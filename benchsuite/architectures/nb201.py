@@ -116,6 +116,8 @@ _CONV_KERNEL = {"nor_conv_1x1": 1, "nor_conv_3x3": 3}
 class NB201CellSpace(Space):
     """The 6-edge NAS-Bench-201 cell space; validates dicts and architecture strings alike."""
 
+    capabilities = frozenset({"build", "canonical_key"})
+
     def __init__(self) -> None:
         super().__init__([Categorical(name, OPS, default=DEFAULT_OP) for name in EDGE_NAMES])
 
@@ -136,6 +138,13 @@ class NB201CellSpace(Space):
     def build_network(self, config: Any, **sizes: Any) -> nn.Module:
         """The network of a configuration (see :func:`build_network`)."""
         return build_network(config, **sizes)
+
+    def build(self, config: Any, in_shape: Any = (3, 32, 32), n_out: int = 10, **sizes: Any) -> nn.Module:
+        """The architecture interface's builder: images of any size and channel count 3 (the skeleton's stem),
+        ``n_out`` classes; ``sizes`` are :func:`build_network`'s ``channels`` and ``cells_per_stage``."""
+        if len(in_shape) != 3 or int(in_shape[0]) != 3:
+            raise InvalidConfigError(f"the NAS-Bench-201 network takes RGB images (3, H, W), not shape {tuple(in_shape)}")
+        return build_network(config, num_classes=int(n_out), **sizes)
 
     def describe(self) -> str:
         """The space in words, for ``benchsuite describe``."""
@@ -502,8 +511,3 @@ def build_network(config: Mapping[str, Any] | str, num_classes: int = 10, channe
     cfg = parse_config(config)
     ops = tuple(cfg[n] for n in EDGE_NAMES)
     return _torch_classes()["Network"](ops, int(num_classes), int(channels), int(cells_per_stage))
-
-
-def count_module_params(module: nn.Module) -> int:
-    """Trainable parameters of a built module (what NAS-Bench-201 reports, times 1e6)."""
-    return int(sum(p.numel() for p in module.parameters() if p.requires_grad))

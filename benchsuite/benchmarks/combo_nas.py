@@ -109,6 +109,7 @@ def penalised(error: float, flops_ratio: float, lam: float = LAMBDA) -> float:
 
 
 class ComboNas(LiveTrainingBenchmark):
+    space_class = combo_cell.ComboCellSpace
     """COMBO's binary NAS cell on CIFAR-10, trained live (combo.txt Sec. 4.4, Supp. 4.4)."""
 
     name = "combo_nas"

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from ..architectures.deeparchitect.daspace import DASpace
 from ..benchmark import Benchmark, Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..errors import InvalidSettingError
@@ -93,6 +94,7 @@ def da_cifar10_splits(data_dir: str | None, source: str) -> ArraySplits:
 
 
 class DeepArchitectCifar10(LiveTrainingBenchmark):
+    space_class = DASpace
     """A DeepArchitect space's architectures trained live on CIFAR-10 (Adam 1e-3, 25 epochs)."""
 
     name = "deeparchitect_cifar10"
@@ -188,6 +190,7 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
 
 
 class _DaNb201Table(Benchmark):
+    space_class = DASpace
     """The NAS-Bench-201 cell written in the DeepArchitect language, served by the NAS-Bench-201 table."""
 
     kind = "tabular"

@@ -52,6 +52,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..architectures.layer_graph import LayerGraphSpace
 from ..benchmark import Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..live import LiveTrainingBenchmark
@@ -98,6 +99,7 @@ _COMMON_SETTINGS = {
 
 
 class _NasbotLive(LiveTrainingBenchmark):
+    space_class = LayerGraphSpace
     """Common part of the live NASBOT benchmarks (space, fidelity, evaluation, caches)."""
 
     net_kind: ClassVar[str] = ""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..architectures.nb201 import cell_space
+from ..architectures.nb201 import NB201CellSpace, cell_space
 from ..space import Space
 from ..tabular import Table, TableSpec, TabularBenchmark
 
@@ -37,6 +37,7 @@ NB201_TASKS = {
 
 
 class _Nb201Tabular(TabularBenchmark):
+    space_class = NB201CellSpace
     """The NAS-Bench-201 cell looked up in the project's table (one subclass per dataset)."""
 
     task: ClassVar[str] = ""

@@ -77,6 +77,7 @@ CELLS_PER_STAGE = 5  # paper Table 1: N = 5
 
 
 class Nb201Live(LiveTrainingBenchmark):
+    space_class = nb201.NB201CellSpace
     """NAS-Bench-201 cells trained live on CIFAR-10 (cifar10-valid split, the benchmark's recipe)."""
 
     name = "nb201_live"

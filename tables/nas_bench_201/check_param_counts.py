@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from benchsuite import data  # noqa: E402
 from benchsuite.architectures import nb201  # noqa: E402
+from benchsuite.training import count_parameters  # noqa: E402
 from benchsuite.architectures import nb201_source as src_mod  # noqa: E402
 
 T0 = time.perf_counter()
@@ -58,7 +59,7 @@ def check_modules(n_random: int, seed: int) -> int:
             # parameters on the meta device have shapes but no storage and no initialisation: fast, same count
             with torch.device("meta"):
                 module = nb201.build_network(cell, num_classes=classes)
-            built = nb201.count_module_params(module)
+            built = count_parameters(module)
             if built != nb201.param_count(cell, classes):
                 bad += 1
                 say(f"  MISMATCH {nb201.to_arch_string(cell)} classes={classes}: module {built}, "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import InvalidConfigError
-from ...space import SearchSpace
+from ...space import ArchitectureSpace
 from . import core
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,10 +66,11 @@ class _Record:
         raise ValueError(value)  # pragma: no cover - callers pass values of the domain
 
 
-class DASpace(SearchSpace):
+class DASpace(ArchitectureSpace):
     """A search space written in the DeepArchitect language; configurations are value tuples."""
 
     kind = "architecture"
+    capabilities = frozenset({"build", "mutate", "walk", "hyperparameters", "features"})
 
     def __init__(self, name: str, space_fn: SpaceFn, description: str = "",
                  settings: dict[str, Any] | None = None):
@@ -370,9 +371,11 @@ class DASpace(SearchSpace):
                 self._feature_memo.popitem(last=False)
         return list(feats)
 
-    def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_classes: int = 10) -> nn.Module:
-        """Compile the architecture into a ``torch.nn.Module`` (shapes inferred from a dummy input)."""
-        g, _ = self._replay(values, n_classes=int(n_classes))
+    def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_out: int = 10,
+              n_classes: int | None = None) -> nn.Module:
+        """Compile the architecture into a ``torch.nn.Module`` for ``n_out`` classes (shapes inferred from a
+        dummy input); ``n_classes`` is the older name of ``n_out``."""
+        g, _ = self._replay(values, n_classes=int(n_out if n_classes is None else n_classes))
         if g.infeasible:
             raise InvalidConfigError(f"{self.name}: architecture {_short(values)} is not in the space: "
                                      f"{'; '.join(g.infeasible)}")

@@ -353,8 +353,3 @@ def compile_graph(g: Graph, in_shape: Sequence[int]) -> DANetwork:
     net = DANetwork(layers, wiring, [m.name for m in order], index[id(g.outputs["out"].module)])
     net.train()
     return net
-
-
-def count_params(net: nn.Module) -> int:
-    """Trainable parameters of a compiled network."""
-    return int(sum(p.numel() for p in net.parameters() if p.requires_grad))
