@@ -48,6 +48,8 @@ TIMING_COLUMNS = (*CLOCK_COLUMNS, "overhead_s")
 TIMING_DIGITS = 6
 # provenance fields that differ between two runs of the same job without changing a result
 _VOLATILE_PROVENANCE = ("finished_utc", "path", "hostname", "platform", "processor", "machine")
+# pandas >= 3 reads every float back as written; pandas 2 needs the round-trip parser for that
+_EXACT = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
 _DTYPES = {"config": str, "incumbent": str, "info": str, "benchmark": str, "optimizer": str, "protocol": str,
            "benchmark_name": str, "optimizer_name": str, "status": str}
 
@@ -82,7 +84,7 @@ def read_runs(path: str | os.PathLike) -> pd.DataFrame:
     """Read a committed ``runs.csv.gz`` exactly (floats round-trip); corrupt or truncated -> one-line DataError."""
     p = Path(path)
     try:
-        df = pd.read_csv(p, dtype=_DTYPES, float_precision="round_trip", compression="gzip", keep_default_na=False,
+        df = pd.read_csv(p, dtype=_DTYPES, compression="gzip", keep_default_na=False, **_EXACT,
                          na_values=[""])
     except FileNotFoundError:
         raise DataError(f"{p}: no such file") from None
@@ -392,7 +394,7 @@ def roundtrip(df: pd.DataFrame) -> pd.DataFrame:
     buf = io.BytesIO()
     df.to_csv(buf, index=False, compression={"method": "gzip", "mtime": 0})
     buf.seek(0)
-    return pd.read_csv(buf, dtype=_DTYPES, float_precision="round_trip", compression="gzip", keep_default_na=False,
+    return pd.read_csv(buf, dtype=_DTYPES, compression="gzip", keep_default_na=False, **_EXACT,
                        na_values=[""])
 
 

@@ -8,7 +8,8 @@ of the protocol's reported quantity at its table point (the budget, as the proto
 table), in the paper's units (``offset + scale * ours``). Verdicts:
 
 - ``match``: within two combined standard errors of the published value, plus half a unit of its last
-  printed decimal (a published ``+- 0.00`` is a rounded number, not an exact one). The paper's error bar
+  printed decimal (a published ``+- 0.00`` is a rounded number, not an exact one; the decimals are
+  those of the value or its error bar, whichever has more, since YAML drops trailing zeros). The paper's error bar
   counts as a standard error when it is one or is not stated (the lenient reading), as
   ``sd / sqrt(runs)`` when it is a standard deviation.
 - ``better`` / ``worse``: outside that band, in the paper's direction (lower is better unless
@@ -104,16 +105,18 @@ def cell_verdict(cell: Any, mean: float, se: float, n: int) -> tuple[str, str]:
     pse = published_se(cell.error, cell.error_kind, cell.runs)
     ose = se if math.isfinite(se) else 0.0
     comb = math.hypot(ose, pse)
-    half = 0.5 * 10.0 ** -decimals(cell.value)
+    # printed value and error share their decimals (21.50 +- 0.03); YAML keeps neither's trailing zeros
+    places = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0)
+    half = 0.5 * 10.0 ** -places
     diff = mean - cell.value
-    d = decimals(cell.value) + 1
+    d = places + 1
     if abs(diff) <= 2 * comb + half:
-        base, far = "match", f"within {2 * comb + half:.{d}g} (2 combined SE + rounding)"
+        base, far = "match", f"{diff:+.{d}f}, within {2 * comb + half:.{d}f} (2 combined SE + rounding)"
     else:
         good = diff > 0 if cell.higher_is_better else diff < 0
         base = "better" if good else "worse"
         z = f"{abs(diff) / comb:.1f} combined SE" if comb > 0 else "no error bar on either side"
-        far = f"{'+' if diff > 0 else '-'}{abs(diff):.{d}g} ({z})"
+        far = f"{diff:+.{d}f} ({z})"
     if cell.runs and n < cell.runs:
         return "partial", f"{n} of {cell.runs} runs; so far {base}: {far}"
     return base, far
@@ -168,8 +171,12 @@ def factor_claim(claim: Any, protocol: Any, df: pd.DataFrame) -> tuple[float, fl
             logs.append(math.log(b / a))
     se = float(np.std(logs, ddof=1)) if len(logs) > 1 else math.nan
     how = (f"target {target:.4g}; median time to it {fa:.4g} s ({claim.optimizer}) vs {fb:.4g} s ({claim.baseline})")
-    if not math.isfinite(factor) or factor <= 0:
-        return factor, se, n, "worse", how + f"; {claim.optimizer}'s median run never reaches the target"
+    if not math.isfinite(fa) and not math.isfinite(fb):
+        return math.nan, se, n, "differs", how + "; neither's median run reaches the target within the budget"
+    if not math.isfinite(fa):
+        return 0.0, se, n, "worse", how + f"; {claim.optimizer}'s median run never reaches the target"
+    if not math.isfinite(fb):
+        return math.inf, se, n, "better", how + f"; {claim.baseline}'s median run never reaches the target"
     lo = math.log(claim.value / ROUGHLY) - 2 * (se if math.isfinite(se) else 0)
     hi = math.log(claim.value * ROUGHLY) + 2 * (se if math.isfinite(se) else 0)
     base = "match" if lo <= math.log(factor) <= hi else ("better" if factor > claim.value else "worse")
@@ -289,7 +296,7 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
         d = decimals(cell.value) + 1
         row = {"paper": cell.paper, "source": cell.source, "protocol": protocol.name, "benchmark": cell.benchmark,
                "optimizer": cell.optimizer or f"({cell.method})", "published": _fmt(cell.value, d - 1),
-               "published_error": "" if cell.error is None else _fmt(cell.error, d - 1),
+               "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
                "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
                "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method}
         setup = [cell.note] if cell.note else []
@@ -331,9 +338,9 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
             continue
         if claim.kind == "factor":
             factor, se, n, verdict, far = factor_claim(claim, protocol, df)
-            row.update(published=f"{claim.value:g}x faster", ours=_fmt(factor, 2) + "x" if math.isfinite(factor) else
-                       ("never" if n else ""), ours_se=_fmt(se, 2) + " (log)" if math.isfinite(se) else "",
-                       ours_runs=n, verdict=verdict)
+            shown = _fmt(factor, 2) + "x" if math.isfinite(factor) else ("infinite" if factor == math.inf else "")
+            row.update(published=f"{claim.value:g}x faster", ours=shown,
+                       ours_se=_fmt(se, 2) + " (log)" if math.isfinite(se) else "", ours_runs=n, verdict=verdict)
         else:
             z, n, verdict, far = equal_claim(claim, run_values(protocol, df))
             row.update(published="equal within spread", ours=_fmt(z, 1) + " SE max" if math.isfinite(z) else "",
@@ -405,7 +412,7 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
             lines += [f"### `{proto}`{where}", "", f"{p.description}" if p.description else "", "",
                       f"Sources: {'; '.join(dict.fromkeys(h['source']))}. Ours: "
                       f"{_quantity(p)}, at the protocol's budget.", "",
-                      "| benchmark | method (paper) | ours | published | ours | runs (ours / paper) | verdict | note |",
+                      "| benchmark | method (paper) | our label | published | ours | runs (ours / paper) | verdict | note |",
                       "|---|---|---|---:|---:|---:|---|---|"]
             for _, r in h.iterrows():
                 pub = r["published"] + (f" ± {r['published_error']}" if r["published_error"] != "" else "")

@@ -302,9 +302,7 @@ def load_result(path: str | os.PathLike):
     if last != b"\n":
         raise DataError(f"{path}: truncated result file, its last row is incomplete")
     try:
-        # round_trip: every float reads back as the value written (repr), so aggregates and reruns compare exactly
-        df = pd.read_csv(path, skiprows=1, dtype={"config": str, "incumbent": str, "info": str},
-                         float_precision="round_trip")
+        df = pd.read_csv(path, skiprows=1, dtype={"config": str, "incumbent": str, "info": str})
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: truncated result file, it ends after its provenance line") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
