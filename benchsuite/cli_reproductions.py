@@ -42,12 +42,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--results", metavar="DIR", help="the workflow's results folder (collect / restore)")
     r.add_argument("--dir", metavar="DIR", help="the reproductions folder (default: reproductions/ of the checkout)")
     r.add_argument("--protocols", metavar="DIR", help="folder of protocol files (default: the suite's protocols/)")
+    r.add_argument("--readme", metavar="FILE",
+                   help="scorecard: also rewrite the counts between the scorecard markers of FILE (README.md)")
     r.add_argument("--replace", action="store_true",
                    help="collect: replace committed runs by the results folder's runs of the same repetitions")
     r.add_argument("--verify", type=int, metavar="N",
                    help="rerun N randomly chosen committed repetitions and check every non-timing column")
     r.add_argument("--protocol", action="append", dest="verify_protocols", metavar="NAME",
                    help="--verify: draw only from this protocol (repeatable)")
+    r.add_argument("--optimizer", action="append", dest="verify_optimizers", metavar="LABEL",
+                   help="--verify: draw only runs of this optimizer label (repeatable; CI picks the cheap ones)")
     r.add_argument("--seed", type=int, default=0, help="--verify: seed of the random choice (default 0)")
     r.add_argument("--timeout", type=float, default=600.0, metavar="S",
                    help="--verify: give up on one rerun after S seconds (default 600)")
@@ -98,6 +102,10 @@ def main(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     card, files = S.write(protocols, root)
+    if args.readme:
+        if not S.update_readme(args.readme, card):
+            raise DataError(f"{args.readme}: no scorecard markers ({S.README_BEGIN} ... {S.README_END}) to fill in")
+        files.append(args.readme)
     print(S.verdict_counts_text(card))
     print(f"wrote {', '.join(files)} ({len(card)} cells, {time.perf_counter() - t0:.1f} s)")
     return 0
@@ -124,7 +132,10 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
         if why:
             skipped.append(f"{n} ({why})")
             continue
-        committed[n] = df
+        if args.verify_optimizers:
+            df = df[df["optimizer"].isin(args.verify_optimizers)]
+        if len(df):
+            committed[n] = df
     for s in skipped:
         print(f"verify: not drawn from {s}", file=sys.stderr)
     picks = R.pick_runs(committed, args.verify, args.seed)
