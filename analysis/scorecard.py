@@ -401,6 +401,7 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
     total = c.sum()
     lines.append("| **all** | " + " | ".join(str(int(x)) for x in total) + f" | {int(total.sum())} |")
     lines.append("")
+    shown: set[tuple[str, str]] = set()
     for paper, g in card.groupby("paper", sort=False):
         lines += [f"## {paper}", ""]
         for proto, h in g.groupby("protocol", sort=False):
@@ -416,6 +417,7 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
                              f"({p.repetitions} repetitions per cell), "
                              f"{prov.get('compute_hours_total', 0):.2f} compute-hours, "
                              f"finished {' to '.join(prov.get('finished_utc', []))}.")
+            figs = sorted((Path(root) / proto).glob("figure_*.png"))
             lines += [f"### `{proto}`{where}", "", f"{p.description}" if p.description else "", "",
                       f"Sources: {'; '.join(dict.fromkeys(h['source']))}. Ours: "
                       f"{_quantity(p)}, at the protocol's budget. {committed}", "",
@@ -427,6 +429,10 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
                 note = str(r["note"]).replace("|", "\\|")
                 lines.append(f"| {r['benchmark']} | {r['method']} | `{r['optimizer']}` | {pub} | {ours} | "
                              f"{r['ours_runs']} / {r['published_runs'] or '?'} | {r['verdict']} | {note} |")
+            for f in figs:
+                if (proto, f.name) not in shown:
+                    shown.add((proto, f.name))
+                    lines += ["", f"![{proto}: committed runs]({proto}/{f.name})"]
             lines += ["", f"Error bars: published as printed ({', '.join(sorted(set(h['published_error_kind'])))}); "
                           "ours: standard error of the mean.", ""]
     return "\n".join(lines).rstrip() + "\n"
@@ -485,3 +491,41 @@ def update_readme(path: str | os.PathLike, card: pd.DataFrame) -> bool:
     if new != text:
         atomic_write_text(p, new)
     return True
+
+
+def write_figures(protocols: Mapping[str, Any], root: str | os.PathLike) -> list[str]:
+    """Curves of the protocols whose paper result is a figure (claims): ``root/<protocol>/figure_<axis>.png``.
+
+    The median and quartiles over the committed runs of the reported quantity against the axis the
+    protocol plots first, one panel per benchmark of a claim (as the paper's figure).
+    """
+    from .load import add_quantity
+    from .plots import curves_figure
+    from .reproductions import load_committed
+    from .steps import default_grids, summarise, trajectories
+
+    written = []
+    for name in sorted(protocols):
+        p = protocols[name]
+        if p.published is None or not p.published.claims:
+            continue
+        df, _ = load_committed(root, name)
+        if df is None:
+            continue
+        benches = list(dict.fromkeys(c.benchmark for c in p.published.claims))
+        df = add_quantity(df[df["benchmark"].isin(benches)], p.quantity, {b.label: b.optimum for b in p.benchmarks})
+        axis = "time" if "time" in p.plots.x else p.plots.x[0]
+        scale = p.plots.scale(axis)
+        summary = summarise(trajectories(df, axis, default_grids(df, axis, scale)))
+        opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
+        reps = df.groupby("optimizer")["repetition"].nunique()
+        fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
+                            title=f"{name}: committed runs", benchmarks=benches, optimizers=opts,
+                            reps=f"{reps.min()}-{reps.max()}" if reps.min() != reps.max() else int(reps.min()))
+        out = Path(root) / name / f"figure_{axis}.png"
+        fig.savefig(out, dpi=90, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        written.append(str(out))
+    return written

@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--results", metavar="DIR", help="the workflow's results folder (collect / restore)")
     r.add_argument("--dir", metavar="DIR", help="the reproductions folder (default: reproductions/ of the checkout)")
     r.add_argument("--protocols", metavar="DIR", help="folder of protocol files (default: the suite's protocols/)")
+    r.add_argument("--figures", action="store_true",
+                   help="scorecard: also draw the committed runs of protocols whose paper result is a figure "
+                        "(reproductions/<protocol>/figure_<axis>.png, linked from SCORECARD.md)")
     r.add_argument("--readme", metavar="FILE",
                    help="scorecard: also rewrite the counts between the scorecard markers of FILE (README.md)")
     r.add_argument("--replace", action="store_true",
@@ -101,7 +104,9 @@ def main(args: argparse.Namespace) -> int:
     from .analysis import scorecard as S
 
     t0 = time.perf_counter()
+    figures = S.write_figures(protocols, root) if args.figures else []
     card, files = S.write(protocols, root)
+    files += figures
     if args.readme:
         if not S.update_readme(args.readme, card):
             raise DataError(f"{args.readme}: no scorecard markers ({S.README_BEGIN} ... {S.README_END}) to fill in")

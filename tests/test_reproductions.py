@@ -243,3 +243,19 @@ def test_verify_reruns_and_detects_a_changed_value(committed: Path, capsys) -> N
     assert main(args) == 1
     out = capsys.readouterr().out
     assert "DIFFERENT" in out and "incumbent_loss" in out
+
+
+def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{S.README_BEGIN}\nold\n{S.README_END}\n\nafter\n", encoding="utf-8")
+    args = ["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols"), "--figures",
+            "--readme", str(readme)]
+    assert main(args) == 0
+    assert (committed / "mini" / "figure_evaluations.png").stat().st_size > 1000
+    assert "](mini/figure_evaluations.png)" in (committed / "SCORECARD.md").read_text(encoding="utf-8")
+    text = readme.read_text(encoding="utf-8")
+    assert "old" not in text and text.endswith("after\n")
+    assert "| paper | match | better | worse | differs | partial | not-run |" in text
+    assert "| Example | 1 | 1 | 0 | 0 | 1 | 1 |" in text
+    readme.write_text("no markers\n", encoding="utf-8")
+    assert main(args) == 2
