@@ -43,9 +43,10 @@ RUN_KEYS = ("benchmark", "optimizer", "repetition")
 # are sums of simulated costs, reproducible like any other column.
 CLOCK_COLUMNS = ("ask_time", "start_time", "end_time", "told_time")
 TIMING_COLUMNS = (*CLOCK_COLUMNS, "overhead_s")
-# measured times are committed to 6 significant digits (microseconds of a second-long overhead): their
-# further digits are noise no rerun reproduces, and they are most of the file's size (issue 25: < 30 MB)
-TIMING_DIGITS = 6
+# measured times are committed to 4 significant digits (0.1 ms of a second-long overhead, 1 s of a clock at
+# 10^4 s): their further digits are noise no rerun reproduces, and they are most of the file's size
+# (issue 25 keeps reproductions/ under 30 MB). Simulated clocks (overhead off the clock) stay exact.
+TIMING_DIGITS = 4
 # provenance fields that differ between two runs of the same job without changing a result
 _VOLATILE_PROVENANCE = ("finished_utc", "path", "hostname", "platform", "processor", "machine")
 # pandas >= 3 reads every float back as written; pandas 2 needs the round-trip parser for that
