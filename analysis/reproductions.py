@@ -284,7 +284,8 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                              zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)
         rounded = round_timing(new, timing_columns(protocol))
         if is_live.any():
-            rounded.loc[is_live, "cost_s"] = round_timing(new.loc[is_live], ("cost_s",))["cost_s"]
+            cols = list(timing_columns(protocol, live=True))
+            rounded.loc[is_live, cols] = round_timing(new.loc[is_live], cols)[cols]
         new = rounded
         new.attrs["provenance"] = provs
     report = {"protocol": protocol.name, "added": sorted(new_keys - old_keys), "replaced": sorted(new_keys & old_keys),
@@ -364,8 +365,9 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
 
 def timing_columns(protocol: Any, live: bool = False) -> tuple[str, ...]:
     """The columns of ``protocol``'s runs that measure real time (a live benchmark's cost among them)."""
-    cols = (*CLOCK_COLUMNS, "overhead_s") if protocol.include_overhead else ("overhead_s",)
-    return (*cols, "cost_s") if live else cols
+    if live:  # measured training time: on the clock whatever the overhead setting
+        return (*CLOCK_COLUMNS, "overhead_s", "cost_s")
+    return (*CLOCK_COLUMNS, "overhead_s") if protocol.include_overhead else ("overhead_s",)
 
 
 def round_timing(df: pd.DataFrame, columns: Iterable[str], digits: int = TIMING_DIGITS) -> pd.DataFrame:
@@ -404,6 +406,13 @@ def deterministic(protocol: Any) -> str:
     if protocol.workers > 1 and protocol.include_overhead:
         return (f"{protocol.workers} workers with the optimizer's measured overhead on the clock: the order of "
                 "trials depends on timing")
+    if protocol.workers > 1:
+        from benchsuite import registry
+
+        live = [b.label for b in protocol.benchmarks if getattr(registry.get_benchmark(b.name), "kind", "") == "live"]
+        if live:
+            return f"{protocol.workers} workers on measured training times ({', '.join(live)}): the order of " \
+                   "trials depends on timing"
     return ""
 
 
