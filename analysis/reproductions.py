@@ -447,11 +447,10 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
     a, c = frame_text(rows, cols), frame_text(fresh, cols)
     for i, (x, y) in enumerate(zip(a, c)):
         if x != y:
-            xs, ys = next(iter(pd.read_csv(io.StringIO("\n".join([a[0], x])), dtype=str).iterrows()))[1], \
-                next(iter(pd.read_csv(io.StringIO("\n".join([a[0], y])), dtype=str).iterrows()))[1]
-            diff = [col for col in cols if str(xs[col]) != str(ys[col])]
-            return False, f"trial row {i - 1} differs in {', '.join(diff)}: committed {[xs[d] for d in diff][:3]}, rerun " \
-                          f"{[ys[d] for d in diff][:3]}"
+            old_row, new_row = (pd.read_csv(io.StringIO(f"{a[0]}\n{line}"), dtype=str).iloc[0] for line in (x, y))
+            diff = [col for col in cols if str(old_row[col]) != str(new_row[col])]
+            shown = ", ".join(f"{col} {old_row[col]} -> {new_row[col]}" for col in diff[:3])
+            return False, f"trial row {i - 1} differs in {', '.join(diff)} (committed -> rerun: {shown})"
     return True, f"{len(rows)} trials identical in {len(cols)} columns (timing columns skipped: " \
                  f"{', '.join(timing_columns(protocol, live))})"
 

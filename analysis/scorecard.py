@@ -69,7 +69,8 @@ def run_values(protocol: Any, df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["benchmark", "optimizer", "repetition", "value"])
     df = add_quantity(df, protocol.quantity, {b.label: b.optimum for b in protocol.benchmarks})
     at = table_axis(protocol)
-    parts = [value_at(df[df["benchmark"] == b], at[b][0], {b: at[b][1]}) for b in labels if (df["benchmark"] == b).any()]
+    parts = [value_at(df[df["benchmark"] == b], at[b][0], {b: at[b][1]})
+             for b in labels if (df["benchmark"] == b).any()]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -385,8 +386,6 @@ def counts(card: pd.DataFrame) -> pd.DataFrame:
 
 def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os.PathLike) -> str:
     """``SCORECARD.md``: counts by verdict, then one table per paper and protocol, ours beside the paper's."""
-    from .reproductions import load_committed  # noqa: F401 (same root as build)
-
     lines = ["# What is reproduced: the scorecard", "",
              "Every number the five papers (and NAS-Bench-201) publish for a protocol of this suite, beside ours "
              "from the committed runs (`reproductions/<protocol>/runs.csv.gz`). Regenerate with "
@@ -421,7 +420,8 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
             lines += [f"### `{proto}`{where}", "", f"{p.description}" if p.description else "", "",
                       f"Sources: {'; '.join(dict.fromkeys(h['source']))}. Ours: "
                       f"{_quantity(p)}, at the protocol's budget. {committed}", "",
-                      "| benchmark | method (paper) | our label | published | ours | runs (ours / paper) | verdict | note |",
+                      "| benchmark | method (paper) | our label | published | ours | runs (ours / paper) | verdict "
+                      "| note |",
                       "|---|---|---|---:|---:|---:|---|---|"]
             for _, r in h.iterrows():
                 pub = r["published"] + (f" ± {r['published_error']}" if r["published_error"] != "" else "")

@@ -67,7 +67,8 @@ def _protocols(args: argparse.Namespace) -> dict:
     if args.protocol_names and args.action != "scorecard":
         out = {}
         for name in args.protocol_names:
-            path = Path(name) if name.endswith((".yaml", ".yml")) else Path(args.protocols or PROTOCOLS_DIR) / f"{name}.yaml"
+            folder = Path(args.protocols or PROTOCOLS_DIR)
+            path = Path(name) if name.endswith((".yaml", ".yml")) else folder / f"{name}.yaml"
             if not path.exists():
                 raise DataError(f"no protocol file {path}")
             p = load_protocol(path)

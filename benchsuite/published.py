@@ -25,12 +25,13 @@ A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label
 with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
 for it. ``note`` records a known difference of setup (it is shown for every verdict). A factor
 claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a number
-in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's. Mistakes raise :class:`ProtocolError`, one line naming the key.
+in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
+Mistakes raise :class:`ProtocolError`, one line naming the key.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,10 +235,3 @@ def _label_in(c: Any, key: str, value: Any, labels: Sequence[str], what: str) ->
         raise c.fail(key, f"{value!r} is not a {what} label of this protocol{hint}")
     return value
 
-
-def cells_by_key(published: Published) -> Mapping[tuple[str, str | None], list[PublishedCell]]:
-    """Cells grouped by (benchmark, optimizer)."""
-    out: dict[tuple[str, str | None], list[PublishedCell]] = {}
-    for cell in published.cells:
-        out.setdefault((cell.benchmark, cell.optimizer), []).append(cell)
-    return out

@@ -164,7 +164,8 @@ def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_pat
     assert rep["written"] and len(rep["added"]) == 9
     a, b = R.read_runs(committed / "mini" / "runs.csv.gz"), R.read_runs(fresh / "mini" / "runs.csv.gz")
     pd.testing.assert_frame_equal(a, b)
-    pa, pb = R.read_provenance(committed / "mini" / "provenance.json"), R.read_provenance(fresh / "mini" / "provenance.json")
+    pa = R.read_provenance(committed / "mini" / "provenance.json")
+    pb = R.read_provenance(fresh / "mini" / "provenance.json")
     assert pa["runs"] == pb["runs"] and pa["repetitions_done"] == pb["repetitions_done"] == {
         "branin_discrete": {"random_search": 3, "regularized_evolution": 3, "simulated_annealing": 3}}
 
