@@ -298,7 +298,7 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
                "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
                "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
                "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method}
-        setup = [cell.note] if cell.note else []
+        setup = [f"setup: {cell.note}"] if cell.note else []
         if cell.optimizer is None:
             row.update(verdict="not-run (method missing)", note="; ".join([cell.not_run, *setup]))
             rows.append(row)
@@ -317,7 +317,8 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
             continue
         verdict, far = cell_verdict(cell, mean, se, n)
         row.update(ours=_fmt(mean, d), ours_se=_fmt(se, d), ours_runs=n, verdict=verdict)
-        row["note"] = _note(verdict, far, notes.get((protocol.name, cell.benchmark, cell.optimizer)), setup)
+        row["note"] = _note(verdict, far, notes.get((protocol.name, cell.benchmark, cell.optimizer)),
+                            [cell.note] if cell.note else [])
         rows.append(row)
     for claim in pub.claims:
         label = _claim_label(claim)
