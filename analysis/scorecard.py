@@ -297,7 +297,8 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
                "optimizer": cell.optimizer or f"({cell.method})", "published": _fmt(cell.value, d - 1),
                "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
                "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
-               "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method}
+               "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method,
+               "variant": cell.variant}
         setup = [f"setup: {cell.note}"] if cell.note else []
         if cell.optimizer is None:
             row.update(verdict="not-run (method missing)", note="; ".join([cell.not_run, *setup]))
@@ -325,7 +326,7 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
         row = {"paper": claim.paper, "source": claim.source, "protocol": protocol.name, "benchmark": claim.benchmark,
                "optimizer": label, "published_error": "", "published_error_kind": "not_stated",
                "published_runs": claim.runs or "", "ours": "", "ours_se": "", "ours_runs": 0,
-               "method": claim.statement}
+               "method": claim.statement, "variant": False}
         setup = [claim.note] if claim.note else []
         if df is None:
             row["published"] = f"{claim.value:g}x faster" if claim.kind == "factor" else "equal within spread"
@@ -374,12 +375,13 @@ def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame
             continue
         df, _ = load_committed(root, name)
         rows += protocol_rows(p, df, notes)
-    out = pd.DataFrame(rows, columns=[*COLUMNS, "method"])
-    return out
+    return pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant"])
 
 
 def counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Rows per paper and verdict (``not-run (...)`` counted as ``not-run``)."""
+    """Cells per paper and verdict (``not-run (...)`` counted as ``not-run``; our variants left out)."""
+    if "variant" in card:
+        card = card[~card["variant"].astype(bool)]
     short = card["verdict"].str.split(" ").str[0]
     table = pd.crosstab(card["paper"], short)
     return table.reindex(columns=list(VERDICTS), fill_value=0)
@@ -400,6 +402,10 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
         lines.append(f"| {paper} | " + " | ".join(str(int(x)) for x in r) + f" | {int(r.sum())} |")
     total = c.sum()
     lines.append("| **all** | " + " | ".join(str(int(x)) for x in total) + f" | {int(total.sum())} |")
+    n_var = int(card["variant"].astype(bool).sum()) if "variant" in card else 0
+    if n_var:
+        lines += ["", f"Counted: the paper's methods. Variants of ours beside them ({n_var} rows, marked in the "
+                      "tables) have verdicts but are not counted."]
     lines.append("")
     shown: set[tuple[str, str]] = set()
     for paper, g in card.groupby("paper", sort=False):
@@ -428,7 +434,8 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
                 pub = r["published"] + (f" ± {r['published_error']}" if r["published_error"] != "" else "")
                 ours = r["ours"] + (f" ± {r['ours_se']}" if r["ours_se"] != "" else "")
                 note = str(r["note"]).replace("|", "\\|")
-                lines.append(f"| {r['benchmark']} | {r['method']} | `{r['optimizer']}` | {pub} | {ours} | "
+                method = f"{r['method']} (variant of ours)" if r["variant"] else r["method"]
+                lines.append(f"| {r['benchmark']} | {method} | `{r['optimizer']}` | {pub} | {ours} | "
                              f"{r['ours_runs']} / {r['published_runs'] or '?'} | {r['verdict']} | {note} |")
             for f in figs:
                 if (proto, f.name) not in shown:
@@ -460,6 +467,8 @@ def write(protocols: Mapping[str, Any], root: str | os.PathLike) -> tuple[pd.Dat
 def verdict_counts_text(card: pd.DataFrame) -> str:
     """One line per paper: ``COMBO: 3 match, 1 worse, ...`` (for the README and the command's output)."""
     out = []
+    if "variant" in card:
+        card = card[~card["variant"].astype(bool)]
     for paper, g in card.groupby("paper", sort=False):
         c = Counter(v.split(" ")[0] for v in g["verdict"])
         out.append(f"{paper}: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v]))

@@ -23,7 +23,8 @@ One block (or a list of blocks, one per paper or table) at the end of a protocol
 
 A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label counts), or null
 with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
-for it. ``note`` records a known difference of setup (it is shown for every verdict). A factor
+for it. ``note`` records a known difference of setup (it is shown for every verdict); ``variant: true`` marks
+a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). A factor
 claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a number
 in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
 Mistakes raise :class:`ProtocolError`, one line naming the key.
@@ -40,7 +41,7 @@ CLAIM_KINDS = ("factor", "equal")
 _BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "cells",
                "claims")
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
-              "not_run")
+              "not_run", "variant")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
                "source", "note", "runs")
 _GPU_KEYS = ("evaluation_s", "basis")
@@ -64,6 +65,7 @@ class PublishedCell:
     higher_is_better: bool = False
     note: str = ""
     not_run: str = ""
+    variant: bool = False  # ours, beside the paper's method: shown, not counted in the verdict counts
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,9 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                     raise c.fail(f"{k}.optimizer", "null only with a `not_run:` reason (the method the suite lacks)")
             else:
                 opt = _label_in(c, f"{k}.optimizer", opt, optimizers, "optimizer")
+            variant = cell.get("variant", False)
+            if not isinstance(variant, bool):
+                raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
             error = None if cell.get("error") is None else _finite(c, f"{k}.error", cell["error"])
             if error is not None and error < 0:
                 raise c.fail(f"{k}.error", f"must be >= 0, got {error}")
@@ -152,7 +157,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 _text(c, f"{k}.method", cell["method"]), _finite(c, f"{k}.value", cell["value"]), error,
                 c.choice(f"{k}.error_kind", cell.get("error_kind", kind), ERROR_KINDS),
                 _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
-                _text(c, f"{k}.note", cell["note"]) if cell.get("note") is not None else "", not_run))
+                _text(c, f"{k}.note", cell["note"]) if cell.get("note") is not None else "", not_run, variant))
         for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
             k = f"{key}.claims[{j}]"
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))

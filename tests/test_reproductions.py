@@ -72,7 +72,7 @@ def load_protocol_named(name: str):
     (lambda r: r["published"][0]["cells"][0].update(value=float("inf")), "must be finite"),
     (lambda r: r["published"][0].pop("source"), "source: required key is missing"),
     (lambda r: r["published"][0].update(source="  "), "expected a non-empty text"),
-    (lambda r: r["published"][0]["cells"][3].pop("not_run"), "null only with a `not_run:`"),
+    (lambda r: r["published"][0]["cells"][4].pop("not_run"), "null only with a `not_run:`"),
     (lambda r: r["published"][0].update(error_kind="sem"), "is not one of"),
     (lambda r: r["published"][0]["cells"][0].update(error=-1), "must be >= 0"),
     (lambda r: r["published"][1]["claims"][0].update(baseline="nope"), "is not a optimizer label"),
@@ -128,6 +128,8 @@ def test_scorecard_regenerates_the_committed_example(committed: Path) -> None:
         assert "cause: " in r["note"]
     assert "cause: unexplained" in card.loc[card["verdict"] == "worse", "note"].iloc[0]
     assert "invented cause" in card.loc[card["verdict"] == "better", "note"].iloc[0]
+    # the variant row has its verdict but is not counted
+    assert len(card) == 8 and int(S.counts(S.build({"mini": load_protocol(MINI)}, committed)).to_numpy().sum()) == 7
 
 
 def test_scorecard_of_the_suite_without_committed_runs(tmp_path: Path) -> None:
