@@ -95,7 +95,9 @@ def main(args: argparse.Namespace) -> int:
                 rep = R.collect(p, args.results, root, replace=args.replace)
                 for line in rep["refused"]:
                     print(f"{name}: refused {line}", file=sys.stderr)
-                state = f"wrote {root / name}/runs.csv.gz" if rep["written"] else "nothing new; nothing written"
+                gz = root / name / "runs.csv.gz"
+                state = (f"wrote {gz} ({gz.stat().st_size / 1e6:.2f} MB)" if rep["written"]
+                         else "nothing new; nothing written")
                 print(f"{name}: {len(rep['added'])} run(s) added, {len(rep['replaced'])} replaced, {rep['kept']} kept; "
                       f"{rep['runs']} committed of {len(p.jobs())}; {state}")
             else:
