@@ -5,6 +5,7 @@
 #   snakemake <protocol> --cores all      # one protocol, e.g. a paper experiment
 #   snakemake papers --cores all          # every protocol outside the default set
 #   snakemake tables --cores 1            # rebuild the lookup tables (if their recipes exist)
+#   snakemake reproductions --cores 1     # reproductions/scorecard.csv + SCORECARD.md from the committed runs
 #   snakemake all --executor slurm --jobs 100 --default-resources slurm_account=ACC slurm_partition=PART
 #   benchsuite workflow my/exp.yaml more/ --results DIR [snakemake options]   # protocols anywhere
 #
@@ -108,7 +109,7 @@ wildcard_constraints:
     rep=r"\d{3}",
 
 
-localrules: all, papers, tables, aggregate, index
+localrules: all, papers, tables, aggregate, index, reproductions
 
 
 rule all:
@@ -192,6 +193,26 @@ rule index:
         _at("reports/index.md"),
     shell:
         "{PY:q} -m benchsuite.analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --out {output:q}"
+
+
+# The scorecard: every published cell beside ours, from the committed runs alone (reproductions/, issue 25).
+# A protocol's runs are committed with `benchsuite reproductions collect PROTOCOL --results results`.
+from benchsuite.analysis.reproductions import default_root as _reproductions_root
+
+REPRODUCTIONS = str(_reproductions_root())
+
+
+rule reproductions:
+    """reproductions/scorecard.csv and SCORECARD.md from the committed runs and the protocols' published: blocks."""
+    input:
+        [p.path for p in PROTOCOLS.values() if p.published is not None and (p.published.cells or p.published.claims)],
+        sorted(glob.glob(os.path.join(REPRODUCTIONS, "*", "runs.csv.gz"))),
+        sorted(glob.glob(os.path.join(REPRODUCTIONS, "notes.yaml"))),
+    output:
+        os.path.join(REPRODUCTIONS, "scorecard.csv"),
+        os.path.join(REPRODUCTIONS, "SCORECARD.md"),
+    shell:
+        "{PY:q} -m benchsuite.cli reproductions --dir {REPRODUCTIONS:q} --protocols {PROTOCOL_DIR:q}"
 
 
 # Lookup tables the project computes itself: each recipe (tables/*.smk) lives next to its table.

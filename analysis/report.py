@@ -109,8 +109,9 @@ def analyse(protocol: Protocol, df: pd.DataFrame, outdir: str | os.PathLike) -> 
     values = pd.concat([value_at(df[df["benchmark"] == b], at[b][0], {b: at[b][1]}) for b in benchmarks],
                        ignore_index=True)
     table = tables.budget_table(values, at, _optima(df, protocol), benchmarks, optimizers)
-    caption = (f"{protocol.name}: {ylab} at the budget, mean ± standard error over {reps} repetitions "
-               f"(best mean in bold).")
+    marked = ("best mean in bold" if reps >= tables.MIN_REPS_FOR_BEST else
+              f"no best marked: fewer than {tables.MIN_REPS_FOR_BEST} repetitions")
+    caption = f"{protocol.name}: {ylab} at the budget, mean ± standard error over {reps} repetitions ({marked})."
     for name, text in (("table.md", tables.to_markdown(table, caption)), ("table.csv", tables.to_csv(table)),
                        ("table.tex", tables.to_latex(table, caption, label=f"tab:{protocol.name}"))):
         atomic_write_text(out / name, text)

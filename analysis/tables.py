@@ -13,6 +13,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+# a best mean is marked only where every method of the row has at least this many repetitions:
+# with fewer, a "best" is noise presented as a ranking (issue 25)
+MIN_REPS_FOR_BEST = 3
+
 
 def budget_table(values: pd.DataFrame, at: Mapping[str, tuple[str, float]],
                  optimum: Mapping[str, float | None] | None = None,
@@ -76,13 +80,15 @@ def _wide(table: pd.DataFrame) -> tuple[list[str], list[list[str]], list[int | N
         cells += [format_cell(g.at[o, "mean"], g.at[o, "sem"]) if o in g.index else "n/a" for o in optimizers]
         means = [g.at[o, "mean"] if o in g.index else math.nan for o in optimizers]
         finite = [m for m in means if math.isfinite(m)]
-        best.append(2 + means.index(min(finite)) if finite and len(optimizers) > 1 else None)
+        enough = all(g.at[o, "n"] >= MIN_REPS_FOR_BEST for o in optimizers
+                     if o in g.index and math.isfinite(g.at[o, "mean"])) if "n" in g else True
+        best.append(2 + means.index(min(finite)) if finite and len(optimizers) > 1 and enough else None)
         rows.append(cells)
     return header, rows, best
 
 
 def to_markdown(table: pd.DataFrame, caption: str = "") -> str:
-    """The table as GitHub Markdown, best mean per row in bold, caption below."""
+    """The table as GitHub Markdown, best mean per row in bold (3 repetitions or more), caption below."""
     header, rows, best = _wide(table)
     out = ["| " + " | ".join(header) + " |", "|" + "|".join([":---", "---:"] + [":---:"] * (len(header) - 2)) + "|"]
     for cells, b in zip(rows, best):

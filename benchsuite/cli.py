@@ -145,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_check import add_parser as add_check_parser
 
     add_check_parser(sub)
+    from .cli_reproductions import add_parser as add_reproductions_parser
+
+    add_reproductions_parser(sub)
     return p
 
 
@@ -464,6 +467,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .cli_check import main as check_main
 
         return check_main(args)
+    if args.command == "reproductions":
+        from .cli_reproductions import main as reproductions_main
+
+        return reproductions_main(args)
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "run-job":

@@ -43,7 +43,7 @@ from .paths import SNAKEFILE
 
 COMMANDS = ("workflow", "validate-protocol", "analyse")
 # workflow targets and rule names a protocol may not take (its name becomes a target)
-RESERVED = frozenset({"all", "papers", "tables", "run", "aggregate", "report", "index"})
+RESERVED = frozenset({"all", "papers", "tables", "run", "aggregate", "report", "index", "reproductions"})
 SET_FILE = "default_set.yaml"  # lists `snakemake all`'s protocols; not a protocol itself
 # Snakemake options `benchsuite workflow` sets itself (the working directory is --results)
 _OWNED = {"-s": "the workflow is the suite's own", "--snakefile": "the workflow is the suite's own",

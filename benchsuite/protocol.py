@@ -23,6 +23,7 @@ how often, with what budget, and what the report shows::
     plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
     table: {at: budget}              # budget (default) | evaluations | time: where the table is taken
     resources: {mem_mb: 1000, runtime: 30, gpu: 0}   # per run job (SLURM); optional
+    published: {paper: ..., source: ..., cells: [...]}  # the paper's numbers (benchsuite/published.py)
 
 Every key is checked before any job starts; a mistake raises :class:`ProtocolError`
 naming the file, the key (``optimizers[1].settings``) and what is wrong, with a
@@ -68,7 +69,7 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
-             "workers", "include_overhead", "quantity", "plots", "table", "resources")
+             "workers", "include_overhead", "quantity", "plots", "table", "resources", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings")
@@ -192,6 +193,7 @@ class Protocol:
     paper: str = ""
     skipped: tuple[tuple[str, str], ...] = field(default=())  # (optimizer label, why it is unavailable)
     text: str = ""  # the file's text, for the report's provenance
+    published: Any = None  # the paper's numbers (benchsuite.published.Published), from `published:`
 
     def jobs(self) -> list[Job]:
         """Every run of the protocol, benchmark-major, in a stable order."""
@@ -565,8 +567,13 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     description = c.string("description", raw.get("description", "") or "")
     paper = c.string("paper", raw.get("paper", "") or "")
     _check_pairs(c, benchmarks, optimizers, workers)
+    from .published import parse_published
+
+    # an unavailable optimizer's label counts: its published cells become `not-run` rows
+    published = parse_published(c, raw.get("published"), [b.label for b in benchmarks],
+                                [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
-                    resources, description.strip(), paper, skipped, text)
+                    resources, description.strip(), paper, skipped, text, published)
 
 
 def _read_text(p: Path, what: str) -> str:

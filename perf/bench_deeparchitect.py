@@ -41,7 +41,7 @@ def main() -> None:
     import torch
 
     from benchsuite.architectures.deeparchitect import make_space
-    from benchsuite.architectures.deeparchitect.torch_backend import count_params
+    from benchsuite.training import count_parameters as count_params
 
     torch.set_num_threads(1)
     rows = []

@@ -1,0 +1,475 @@
+"""Committed runs: ``reproductions/<protocol>/runs.csv.gz`` and ``provenance.json``, built from a results folder.
+
+    benchsuite reproductions collect PROTOCOL --results DIR    # add finished runs to the committed record
+    benchsuite reproductions restore PROTOCOL --results DIR    # write the committed runs back as result files
+
+``runs.csv.gz`` is the aggregated one-row-per-trial frame of :func:`benchsuite.analysis.load_runs`
+(every per-run column, plus the run keys); ``provenance.json`` holds what the runs were made with
+(commits, versions, machines), the compute spent, the repetitions done per cell, every run's own
+provenance record (the fields all runs share written once) and the sha256 of ``runs.csv.gz``.
+
+Collecting merges with what is committed: a committed run is kept unless ``replace`` is asked for,
+runs that are not jobs of the protocol as it stands (unknown labels, another seed) are refused, and
+nothing is written when the result would hold fewer runs than the committed file. Both files are
+written atomically (``runs.csv.gz`` first; a ``provenance.json`` whose sha256 does not match says the
+pair is out of step). A corrupt or truncated ``runs.csv.gz`` is a one-line :class:`DataError` naming it.
+
+Resuming a partly committed protocol: ``restore`` writes each committed run back to
+``results/<protocol>/<benchmark>/<optimizer>/repNNN.csv`` (the timing columns and provenance as
+they were), so the workflow sees those repetitions as done and runs only the rest.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import math
+import os
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from benchsuite.errors import DataError
+
+RUN_KEYS = ("benchmark", "optimizer", "repetition")
+# columns that measure real time: they differ between two runs of the same seed. The clock columns
+# (ask/start/end/told) measure it only when the optimizer's overhead is on the clock; without it they
+# are sums of simulated costs, reproducible like any other column.
+CLOCK_COLUMNS = ("ask_time", "start_time", "end_time", "told_time")
+TIMING_COLUMNS = (*CLOCK_COLUMNS, "overhead_s")
+# measured times are committed to 4 significant digits (0.1 ms of a second-long overhead, 1 s of a clock at
+# 10^4 s): their further digits are noise no rerun reproduces, and they are most of the file's size
+# (issue 25 keeps reproductions/ under 30 MB). Simulated clocks (overhead off the clock) stay exact.
+TIMING_DIGITS = 4
+# provenance fields that differ between two runs of the same job without changing a result
+_VOLATILE_PROVENANCE = ("finished_utc", "path", "hostname", "platform", "processor", "machine")
+# pandas >= 3 reads every float back as written; pandas 2 needs the round-trip parser for that
+_EXACT = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+_DTYPES = {"config": str, "incumbent": str, "info": str, "benchmark": str, "optimizer": str, "protocol": str,
+           "benchmark_name": str, "optimizer_name": str, "status": str}
+
+
+def default_root() -> Path:
+    """``reproductions/`` of the checkout benchsuite runs from, else of the current directory."""
+    from benchsuite.paths import checkout_root
+
+    root = checkout_root()
+    return (root if root is not None else Path.cwd()) / "reproductions"
+
+
+def protocol_dir(root: str | os.PathLike, protocol: str) -> Path:
+    """``root/<protocol>``: the folder of one protocol's committed runs."""
+    return Path(root) / protocol
+
+
+def results_of(results: str | os.PathLike, protocol: str) -> Path:
+    """The folder holding ``<benchmark>/<optimizer>/repNNN.csv`` of ``protocol`` under a results folder.
+
+    ``results`` may be the workflow's ``results/`` folder or the folder above it.
+    """
+    base = Path(results)
+    for cand in (base / protocol, base / "results" / protocol):
+        if cand.is_dir():
+            return cand
+    raise DataError(f"{results}: no folder {protocol}/ (nor results/{protocol}/) with result files; "
+                    "give the workflow's results folder with --results")
+
+
+def read_runs(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a committed ``runs.csv.gz`` exactly (floats round-trip); corrupt or truncated -> one-line DataError."""
+    p = Path(path)
+    try:
+        df = pd.read_csv(p, dtype=_DTYPES, compression="gzip", keep_default_na=False, **_EXACT,
+                         na_values=[""])
+    except FileNotFoundError:
+        raise DataError(f"{p}: no such file") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, OSError, UnicodeDecodeError, pd.errors.ParserError,
+            pd.errors.EmptyDataError, ValueError) as exc:
+        raise DataError(f"{p}: corrupt or truncated runs file ({' '.join(str(exc).split()) or type(exc).__name__}); "
+                        f"restore it with `git checkout -- {p}`") from None
+    missing = [c for c in (*RUN_KEYS, "seed", "trial", "config", "incumbent_loss") if c not in df.columns]
+    if missing:
+        raise DataError(f"{p}: not a runs file of benchsuite, column(s) {', '.join(missing)} missing")
+    return df
+
+
+def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
+    """The committed ``provenance.json`` (empty when there is none); unreadable -> one-line DataError."""
+    p = Path(path)
+    if not p.exists():
+        return {}
+    try:
+        out = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{p}: unreadable provenance ({' '.join(str(exc).split())}); restore it with "
+                        f"`git checkout -- {p}`") from None
+    if not isinstance(out, dict):
+        raise DataError(f"{p}: unreadable provenance (not a JSON object)")
+    return out
+
+
+def run_provenances(prov: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every run's full provenance record from a ``provenance.json`` (shared fields merged back)."""
+    common = prov.get("run_common", {})
+    return [{**common, **r} for r in prov.get("runs", [])]
+
+
+def load_committed(root: str | os.PathLike, protocol: str) -> tuple[pd.DataFrame | None, dict[str, Any]]:
+    """The committed frame (None when there is none) and provenance of ``protocol`` under ``root``."""
+    d = protocol_dir(root, protocol)
+    runs = d / "runs.csv.gz"
+    prov = read_provenance(d / "provenance.json")
+    if not runs.exists():
+        return None, prov
+    df = read_runs(runs)
+    return df, prov
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _key(prov: Mapping[str, Any]) -> tuple[str, str, int]:
+    return (str(prov.get("benchmark_label") or prov.get("benchmark")),
+            str(prov.get("optimizer_label") or prov.get("optimizer")), int(prov.get("repetition", prov.get("seed"))))
+
+
+def compute_hours(df: pd.DataFrame) -> pd.Series:
+    """Real compute per run, in hours: the optimizer's measured overhead plus measured evaluation costs.
+
+    Tabulated and synthetic costs are simulated seconds and not counted; a live benchmark's
+    ``cost_s`` is the measured training time and is. One thread per run, so these are CPU-hours
+    (GPU-hours for a GPU benchmark).
+    """
+    live = df.get("benchmark_kind", pd.Series("", index=df.index)).astype(str).eq("live")
+    seconds = df["overhead_s"].fillna(0.0) + df["cost_s"].where(live, 0.0).fillna(0.0)
+    return seconds.groupby([df[k] for k in RUN_KEYS], sort=False).sum() / 3600.0
+
+
+def _summary(df: pd.DataFrame, provs: Sequence[Mapping[str, Any]], protocol: Any) -> dict[str, Any]:
+    """provenance.json's content for a frame and its runs' provenance records."""
+    kinds = {(_key(p)): p.get("benchmark_kind", "") for p in provs}
+    kind_col = pd.Series([kinds.get((b, o, int(r)), "") for b, o, r in zip(df["benchmark"], df["optimizer"],
+                                                                            df["repetition"])], index=df.index)
+    hours = compute_hours(df.assign(benchmark_kind=kind_col))
+    per_cell: dict[str, dict[str, int]] = {}
+    hours_cell: dict[str, dict[str, float]] = {}
+    for (b, o, _r), h in hours.items():
+        per_cell.setdefault(b, {}).setdefault(o, 0)
+        per_cell[b][o] += 1
+        hours_cell.setdefault(b, {}).setdefault(o, 0.0)
+        hours_cell[b][o] = round(hours_cell[b][o] + float(h), 4)
+    clean = [{k: v for k, v in p.items() if k != "path"} for p in provs]
+    clean.sort(key=_key)
+    shared = {}
+    if clean:
+        for k, v in clean[0].items():
+            if all(k in p and p[k] == v for p in clean[1:]):
+                shared[k] = v
+
+    def count(key: str) -> dict[str, int]:
+        return dict(Counter(json.dumps(p.get(key), sort_keys=True) if isinstance(p.get(key), (dict, list))
+                            else str(p.get(key)) for p in provs).most_common())
+
+    return {
+        "protocol": protocol.name,
+        "protocol_file": Path(protocol.path).name,
+        "repetitions_target": protocol.repetitions,
+        "n_runs": len(clean),
+        "repetitions_done": per_cell,
+        "compute_hours_total": round(float(hours.sum()), 4),
+        "compute_hours": hours_cell,
+        "compute_hours_note": "measured optimizer overhead plus measured (live) evaluation time, one thread per "
+                              "run; simulated costs of tables and synthetic functions are not counted",
+        "git_commits": count("git_commit"),
+        "benchsuite_versions": count("benchsuite_version"),
+        "python": count("python"),
+        "libraries": count("libraries"),
+        "machines": dict(Counter(f"{p.get('platform')} ({p.get('hostname')})" for p in provs).most_common()),
+        "finished_utc": [min(str(p.get("finished_utc")) for p in provs),
+                         max(str(p.get("finished_utc")) for p in provs)] if provs else [],
+        "run_common": shared,
+        "runs": [{k: v for k, v in p.items() if k not in shared} for p in clean],
+    }
+
+
+def _run_keys(df: pd.DataFrame) -> set[tuple[str, str, int]]:
+    keys = df[list(RUN_KEYS)].drop_duplicates()
+    return {(str(b), str(o), int(r)) for b, o, r in keys.itertuples(index=False)}
+
+
+def _write_runs(df: pd.DataFrame, path: Path) -> str:
+    """Write the frame gzipped and atomically (byte-stable: no timestamp in the gzip header); its sha256."""
+    tmp = path.with_name(path.name + ".part")
+    try:
+        df.to_csv(tmp, index=False, compression={"method": "gzip", "mtime": 0})
+        back = read_runs(tmp)  # what was written reads back whole, or nothing is replaced
+        if len(back) != len(df):
+            raise DataError(f"{tmp}: wrote {len(df)} rows but {len(back)} read back; nothing replaced")
+        digest = _sha256(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return digest
+
+
+def _check_pair(d: Path, prov: Mapping[str, Any]) -> None:
+    """A committed runs file and its provenance must belong together (sha256 recorded at collection)."""
+    runs = d / "runs.csv.gz"
+    want = prov.get("runs_sha256")
+    if runs.exists() and not prov:
+        raise DataError(f"{d / 'provenance.json'}: missing beside {runs}; restore both with `git checkout -- {d}`")
+    if runs.exists() and want and _sha256(runs) != want:
+        raise DataError(f"{runs}: does not match the sha256 in {d / 'provenance.json'} (the pair is out of step); "
+                        f"restore both with `git checkout -- {d}`")
+
+
+def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
+            replace: bool = False) -> dict[str, Any]:
+    """Add the finished runs under ``results`` to ``root/<protocol>/`` (see the module docstring).
+
+    Returns what happened: runs added, replaced, kept, refused (with reasons) and the totals.
+    """
+    from .load import load_runs
+
+    d = protocol_dir(root, protocol.name)
+    old, prov = load_committed(root, protocol.name)
+    _check_pair(d, prov)
+    old_keys = _run_keys(old) if old is not None else set()
+    src = results_of(results, protocol.name)
+    jobs = {(j.benchmark.label, j.optimizer.label, j.repetition): j for j in protocol.jobs()}
+    paths, refused = [], []
+    for key, job in jobs.items():
+        path = src / Path(job.result_path).relative_to(Path("results") / protocol.name)
+        if not path.exists() or (key in old_keys and not replace):
+            continue
+        paths.append(path)
+    stray = sorted(str(p.relative_to(src)) for p in src.glob("*/*/rep*.csv")
+                   if (p.parent.parent.name, p.parent.name, _rep(p)) not in jobs)
+    refused += [f"{s}: not a run of protocol {protocol.name} as it stands" for s in stray]
+    new = None
+    if paths:
+        new = load_runs(paths)
+        bad = []
+        for p in new.attrs["provenance"]:
+            key = _key(p)
+            job = jobs.get(key)
+            if job is None or str(p.get("protocol")) != protocol.name or int(p["seed"]) != job.seed:
+                bad.append(key)
+                refused.append(f"{p['path']}: made for protocol {p.get('protocol')!r}, run {key}, seed "
+                               f"{p.get('seed')}: not this protocol's job (seed "
+                               f"{job.seed if job else 'none'})")
+        if bad:
+            mask = pd.Series([(b, o, int(r)) not in set(bad) for b, o, r in
+                              zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)
+            provs = [p for p in new.attrs["provenance"] if _key(p) not in set(bad)]
+            new = new[mask]
+            new.attrs["provenance"] = provs
+    new_keys = _run_keys(new) if new is not None and len(new) else set()
+    if new_keys:
+        provs = new.attrs["provenance"]
+        live_keys = {_key(p) for p in provs if p.get("benchmark_kind") == "live"}
+        is_live = pd.Series([(b, o, int(r)) in live_keys for b, o, r in
+                             zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)
+        rounded = round_timing(new, timing_columns(protocol))
+        if is_live.any():
+            cols = list(timing_columns(protocol, live=True))
+            rounded.loc[is_live, cols] = round_timing(new.loc[is_live], cols)[cols]
+        new = rounded
+        new.attrs["provenance"] = provs
+    report = {"protocol": protocol.name, "added": sorted(new_keys - old_keys), "replaced": sorted(new_keys & old_keys),
+              "kept": len(old_keys - new_keys), "refused": refused, "written": False}
+    if not new_keys:
+        report["runs"] = len(old_keys)
+        return report
+    old_provs = run_provenances(prov)
+    if old is not None:
+        keep = ~pd.Series([(b, o, int(r)) in new_keys for b, o, r in
+                           zip(old["benchmark"], old["optimizer"], old["repetition"])], index=old.index)
+        old = old[keep]
+        old_provs = [p for p in old_provs if _key(p) not in new_keys]
+    new_provs = new.attrs["provenance"]
+    frames = [f for f in (old, new) if f is not None and len(f)]
+    merged = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0].copy()
+    order = {k: i for i, k in enumerate(jobs)}
+    merged["_order"] = [order.get((b, o, int(r)), len(order)) for b, o, r in
+                        zip(merged["benchmark"], merged["optimizer"], merged["repetition"])]
+    merged = merged.sort_values(["_order", "benchmark", "optimizer", "repetition", "evaluation"],
+                                kind="stable").drop(columns="_order").reset_index(drop=True)
+    merged_keys = _run_keys(merged)
+    if len(merged_keys) < len(old_keys) or not old_keys <= merged_keys:
+        raise DataError(f"{d / 'runs.csv.gz'}: the merge would hold {len(merged_keys)} runs, fewer than the "
+                        f"{len(old_keys)} committed; nothing written")
+    d.mkdir(parents=True, exist_ok=True)
+    summary = _summary(merged, [*old_provs, *new_provs], protocol)
+    summary["runs_sha256"] = _write_runs(merged, d / "runs.csv.gz")
+    summary["updated_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    from benchsuite.results import atomic_write_text
+
+    atomic_write_text(d / "provenance.json", json.dumps(summary, indent=1, sort_keys=False, default=str) + "\n")
+    report.update(written=True, runs=len(merged_keys))
+    return report
+
+
+def _rep(path: Path) -> int:
+    try:
+        return int(path.stem[3:])
+    except ValueError:
+        return -1
+
+
+def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) -> dict[str, int]:
+    """Write every committed run of ``protocol`` back as ``results/<protocol>/<b>/<o>/repNNN.csv``.
+
+    An existing result file is never overwritten. Returns counts of files written and skipped.
+    """
+    from benchsuite.results import COLUMNS, write_result
+
+    df, prov = load_committed(root, protocol.name)
+    _check_pair(protocol_dir(root, protocol.name), prov)
+    if df is None:
+        return {"written": 0, "skipped": 0}
+    provs = {_key(p): p for p in run_provenances(prov)}
+    base = Path(results)
+    base = base if base.name == "results" else base / "results"
+    written = skipped = 0
+    for (b, o, r), g in df.groupby(list(RUN_KEYS), sort=False):
+        key = (str(b), str(o), int(r))
+        from benchsuite.protocol import result_path
+
+        out = base.parent / result_path(protocol.name, *key)
+        if out.exists() or key not in provs:
+            skipped += 1
+            continue
+        g = g.sort_values("evaluation", kind="stable")
+        rows = g[list(COLUMNS)].to_dict("records")
+        for row in rows:
+            for c in ("trial", "worker"):
+                row[c] = int(row[c])
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_result(out, rows, provs[key])
+        written += 1
+    return {"written": written, "skipped": skipped}
+
+
+def timing_columns(protocol: Any, live: bool = False) -> tuple[str, ...]:
+    """The columns of ``protocol``'s runs that measure real time (a live benchmark's cost among them)."""
+    if live:  # measured training time: on the clock whatever the overhead setting
+        return (*CLOCK_COLUMNS, "overhead_s", "cost_s")
+    return (*CLOCK_COLUMNS, "overhead_s") if protocol.include_overhead else ("overhead_s",)
+
+
+def round_timing(df: pd.DataFrame, columns: Iterable[str], digits: int = TIMING_DIGITS) -> pd.DataFrame:
+    """``df`` with the measured-time ``columns`` rounded to ``digits`` significant digits."""
+    out = df.copy()
+    for c in columns:
+        if c in out:
+            out[c] = [float(f"{x:.{digits}g}") if isfinite(x) else x for x in out[c]]
+    return out
+
+
+def compared_columns(df: pd.DataFrame, protocol: Any, live: bool) -> list[str]:
+    """The columns a rerun must reproduce exactly: all but the timing ones."""
+    skip = set(timing_columns(protocol, live)) | {"evaluation_s"}
+    return [c for c in df.columns if c not in skip]
+
+
+def frame_text(df: pd.DataFrame, columns: Iterable[str]) -> list[str]:
+    """Rows of ``df[columns]`` as the CSV lines they are stored as (the form two runs are compared in)."""
+    buf = io.StringIO()
+    df[list(columns)].to_csv(buf, index=False)
+    return buf.getvalue().splitlines()
+
+
+def roundtrip(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as it reads back from a committed ``runs.csv.gz`` (the same parser and dtypes)."""
+    buf = io.BytesIO()
+    df.to_csv(buf, index=False, compression={"method": "gzip", "mtime": 0})
+    buf.seek(0)
+    return pd.read_csv(buf, dtype=_DTYPES, compression="gzip", keep_default_na=False, **_EXACT,
+                       na_values=[""])
+
+
+def deterministic(protocol: Any) -> str:
+    """Why reruns of ``protocol`` cannot be compared row by row ("" when they can)."""
+    if protocol.workers > 1 and protocol.include_overhead:
+        return (f"{protocol.workers} workers with the optimizer's measured overhead on the clock: the order of "
+                "trials depends on timing")
+    if protocol.workers > 1:
+        from benchsuite import registry
+
+        live = [b.label for b in protocol.benchmarks if getattr(registry.get_benchmark(b.name), "kind", "") == "live"]
+        if live:
+            return f"{protocol.workers} workers on measured training times ({', '.join(live)}): the order of " \
+                   "trials depends on timing"
+    return ""
+
+
+def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int], workdir: str | os.PathLike,
+               timeout_s: float | None = None) -> tuple[bool, str]:
+    """Rerun one committed repetition with its seed and compare every non-timing column; (identical, message)."""
+    import subprocess
+    import sys
+
+    from .load import load_runs
+
+    b, o, r = key
+    job = protocol.job(b, o, r)
+    rows = committed[(committed["benchmark"] == b) & (committed["optimizer"] == o) & (committed["repetition"] == r)]
+    rows = rows.sort_values("evaluation", kind="stable").reset_index(drop=True)
+    if int(rows["seed"].iloc[0]) != job.seed:
+        return False, f"committed seed {int(rows['seed'].iloc[0])} is not the protocol's seed {job.seed} any more"
+    out = Path(workdir) / f"{protocol.name}-{b}-{o}-{r:03d}.csv"
+    argv = [sys.executable, "-m", "benchsuite.cli", *protocol.command(job, out=str(out), exe=())]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False, f"the rerun took longer than {timeout_s:g} s"
+    if proc.returncode != 0:
+        return False, f"the rerun failed: {' '.join(proc.stderr.split())[-300:]}"
+    fresh = load_runs([out])
+    live = fresh.attrs["provenance"][0].get("benchmark_kind") == "live"
+    fresh = roundtrip(round_timing(fresh, timing_columns(protocol, live)))
+    cols = [c for c in compared_columns(rows, protocol, live) if c in fresh.columns]
+    if len(fresh) != len(rows):
+        return False, f"{len(fresh)} trials in the rerun, {len(rows)} committed"
+    a, c = frame_text(rows, cols), frame_text(fresh, cols)
+    for i, (x, y) in enumerate(zip(a, c)):
+        if x != y:
+            old_row, new_row = (pd.read_csv(io.StringIO(f"{a[0]}\n{line}"), dtype=str).iloc[0] for line in (x, y))
+            diff = [col for col in cols if str(old_row[col]) != str(new_row[col])]
+            shown = ", ".join(f"{col} {old_row[col]} -> {new_row[col]}" for col in diff[:3])
+            return False, f"trial row {i - 1} differs in {', '.join(diff)} (committed -> rerun: {shown})"
+    return True, f"{len(rows)} trials identical in {len(cols)} columns (timing columns skipped: " \
+                 f"{', '.join(timing_columns(protocol, live))})"
+
+
+def pick_runs(committed: Mapping[str, pd.DataFrame], n: int, seed: int) -> list[tuple[str, str, str, int]]:
+    """``n`` committed runs (protocol, benchmark, optimizer, repetition) drawn without replacement."""
+    import numpy as np
+
+    pool = sorted((name, *k) for name, df in committed.items() for k in _run_keys(df))
+    if not pool:
+        return []
+    rng = np.random.default_rng(seed)
+    idx = rng.choice(len(pool), size=min(n, len(pool)), replace=False)
+    return [pool[i] for i in sorted(idx)]
+
+
+def isfinite(x: Any) -> bool:
+    """True for a finite number."""
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False

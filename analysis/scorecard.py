@@ -1,0 +1,541 @@
+"""The scorecard: every published cell beside ours, from the committed runs alone, with a verdict and a note.
+
+    benchsuite reproductions                 # reproductions/scorecard.csv and reproductions/SCORECARD.md
+
+For each protocol with a ``published:`` block (:mod:`benchsuite.published`) and each of its cells,
+ours is the mean and standard error over the committed runs (``reproductions/<protocol>/runs.csv.gz``)
+of the protocol's reported quantity at its table point (the budget, as the protocol's own report
+table), in the paper's units (``offset + scale * ours``). Verdicts:
+
+- ``match``: within two combined standard errors of the published value, plus half a unit of its last
+  printed decimal (a published ``+- 0.00`` is a rounded number, not an exact one; the decimals are
+  those of the value or its error bar, whichever has more, since YAML drops trailing zeros). The paper's error bar
+  counts as a standard error when it is one or is not stated (the lenient reading), as
+  ``sd / sqrt(runs)`` when it is a standard deviation.
+- ``better`` / ``worse``: outside that band, in the paper's direction (lower is better unless
+  ``higher_is_better``); the note says by how much, in units and combined standard errors.
+- ``partial``: fewer committed runs than the paper's; the note says what the comparison shows so far.
+- ``not-run (gpu)`` (with an estimate of GPU-hours on one current data-centre GPU), ``not-run
+  (method missing)`` (the suite has no such method), ``not-run (no runs yet)``.
+
+Claims (figure-only results): a ``factor`` is the baseline's time to the target over the optimizer's
+(times: the median over runs of the simulated time at which a run's incumbent first comes within the
+tolerance of the target; its standard error from a bootstrap over runs, on the log scale); a factor the
+paper states as "roughly X" matches when ours lies within X/2 .. 2X or within two standard errors.
+An ``equal`` claim (no method beats another by more than its spread) is ``match`` when no pair differs
+by more than two combined standard errors, else ``differs``.
+
+Every better / worse / differs row carries a cause: the entry for it in ``reproductions/notes.yaml``
+(a measured cause, written by whoever measured it), else ``unexplained``.
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from benchsuite.errors import DataError
+
+COLUMNS = ("paper", "source", "protocol", "benchmark", "optimizer", "published", "published_error",
+           "published_error_kind", "published_runs", "ours", "ours_se", "ours_runs", "verdict", "note")
+VERDICTS = ("match", "better", "worse", "differs", "partial", "not-run")
+ROUGHLY = 2.0  # a stated "roughly X" factor: X / 2 .. 2 X
+BOOTSTRAP = 400
+_NOTE_KEYS = ("protocol", "benchmark", "optimizer", "claim", "note")
+
+
+# -- ours -------------------------------------------------------------------------------
+def table_axis(protocol: Any) -> dict[str, tuple[str, float]]:
+    """Where each benchmark's table is taken: (axis, x), as the protocol's own report table."""
+    from .report import _table_axis
+
+    return _table_axis(protocol)
+
+
+def run_values(protocol: Any, df: pd.DataFrame) -> pd.DataFrame:
+    """Each committed run's reported quantity at the table point: benchmark, optimizer, repetition, value."""
+    from .load import add_quantity
+    from .steps import value_at
+
+    labels = [b.label for b in protocol.benchmarks]
+    df = df[df["benchmark"].isin(labels)]
+    if not len(df):
+        return pd.DataFrame(columns=["benchmark", "optimizer", "repetition", "value"])
+    df = add_quantity(df, protocol.quantity, {b.label: b.optimum for b in protocol.benchmarks})
+    at = table_axis(protocol)
+    parts = [value_at(df[df["benchmark"] == b], at[b][0], {b: at[b][1]})
+             for b in labels if (df["benchmark"] == b).any()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _stats(values: np.ndarray) -> tuple[float, float, int]:
+    v = values[np.isfinite(values)]
+    n = len(v)
+    if not n:
+        return math.nan, math.nan, 0
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan, n
+
+
+# -- verdicts ---------------------------------------------------------------------------
+def decimals(value: float) -> int:
+    """Decimals the number was printed with (from its shortest repr: 0.398 -> 3, 21.28 -> 2)."""
+    text = repr(float(value))
+    if "e" in text:
+        mant, exp = text.split("e")
+        return max(0, (len(mant.split(".")[1]) if "." in mant else 0) - int(exp))
+    return 0 if text.endswith(".0") else len(text.split(".")[1])
+
+
+def published_se(error: float | None, kind: str, runs: int | None) -> float:
+    """The published error bar as a standard error (a standard deviation over ``runs`` divided by sqrt(runs))."""
+    if error is None:
+        return 0.0
+    if kind == "standard_deviation" and runs:
+        return error / math.sqrt(runs)
+    return error
+
+
+def cell_verdict(cell: Any, mean: float, se: float, n: int) -> tuple[str, str]:
+    """(verdict, how far) of our mean +- se over n runs against a published cell, in paper units."""
+    pse = published_se(cell.error, cell.error_kind, cell.runs)
+    ose = se if math.isfinite(se) else 0.0
+    comb = math.hypot(ose, pse)
+    # printed value and error share their decimals (21.50 +- 0.03); YAML keeps neither's trailing zeros
+    places = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0)
+    half = 0.5 * 10.0 ** -places
+    diff = mean - cell.value
+    d = places + 1
+    if abs(diff) <= 2 * comb + half:
+        base, far = "match", f"{diff:+.{d}f}, within {2 * comb + half:.{d}f} (2 combined SE + rounding)"
+    else:
+        good = diff > 0 if cell.higher_is_better else diff < 0
+        base = "better" if good else "worse"
+        z = f"{abs(diff) / comb:.1f} combined SE" if comb > 0 else "no error bar on either side"
+        far = f"{diff:+.{d}f} ({z})"
+    if cell.runs and n < cell.runs:
+        return "partial", f"{n} of {cell.runs} runs; so far {base}: {far}"
+    return base, far
+
+
+# -- claims -----------------------------------------------------------------------------
+def _first_times(df: pd.DataFrame, protocol: Any, benchmark: str, optimizer: str, target: float) -> np.ndarray:
+    from .load import add_quantity
+
+    g = df[(df["benchmark"] == benchmark) & (df["optimizer"] == optimizer)]
+    if not len(g):
+        return np.array([])
+    g = add_quantity(g, protocol.quantity, {b.label: b.optimum for b in protocol.benchmarks})
+    out = []
+    for _, run in g.groupby("repetition", sort=True):
+        run = run.sort_values("evaluation", kind="stable")
+        hit = run["told_time"].to_numpy(float)[run["value"].to_numpy(float) <= target]
+        out.append(hit[0] if len(hit) else math.inf)
+    return np.array(out)
+
+
+def _median(t: np.ndarray) -> float:
+    return float(np.median(t)) if len(t) else math.nan
+
+
+def factor_claim(claim: Any, protocol: Any, df: pd.DataFrame) -> tuple[float, float, int, str, str]:
+    """(ours factor, its log-scale standard error, runs, verdict, how far) for a ``factor`` claim."""
+    from .load import add_quantity
+
+    sub = df[df["benchmark"] == claim.benchmark]
+    if claim.target == "optimum":
+        # the best value of the reported quantity any committed run reached (not the benchmark's known
+        # optimum, which may be of another quantity: svm_mnist's is the best validation error)
+        target = float(add_quantity(sub, protocol.quantity)["value"].min()) + claim.tolerance
+    else:
+        target = float(claim.target) + claim.tolerance
+    ta = _first_times(df, protocol, claim.benchmark, claim.optimizer, target)
+    tb = _first_times(df, protocol, claim.benchmark, claim.baseline, target)
+    n = min(len(ta), len(tb))
+    if not n:
+        return math.nan, math.nan, 0, "not-run (no runs yet)", ""
+    fa, fb = _median(ta), _median(tb)
+    factor = fb / fa if math.isfinite(fa) and fa > 0 else (math.inf if math.isfinite(fb) else math.nan)
+    rng = np.random.default_rng(0)
+    logs = []
+    for _ in range(BOOTSTRAP):
+        a = _median(rng.choice(ta, len(ta)))
+        b = _median(rng.choice(tb, len(tb)))
+        if math.isfinite(a) and math.isfinite(b) and a > 0 and b > 0:
+            logs.append(math.log(b / a))
+    se = float(np.std(logs, ddof=1)) if len(logs) > 1 else math.nan
+    how = (f"target {target:.4g}; median time to it {fa:.4g} s ({claim.optimizer}) vs {fb:.4g} s ({claim.baseline})")
+    if not math.isfinite(fa) and not math.isfinite(fb):
+        return math.nan, se, n, "differs", how + "; neither's median run reaches the target within the budget"
+    if not math.isfinite(fa):
+        return 0.0, se, n, "worse", how + f"; {claim.optimizer}'s median run never reaches the target"
+    if not math.isfinite(fb):
+        return math.inf, se, n, "better", how + f"; {claim.baseline}'s median run never reaches the target"
+    lo = math.log(claim.value / ROUGHLY) - 2 * (se if math.isfinite(se) else 0)
+    hi = math.log(claim.value * ROUGHLY) + 2 * (se if math.isfinite(se) else 0)
+    base = "match" if lo <= math.log(factor) <= hi else ("better" if factor > claim.value else "worse")
+    if claim.runs and n < claim.runs:
+        return factor, se, n, "partial", f"{n} of {claim.runs} runs; so far {base}: " + how
+    return factor, se, n, base, how
+
+
+def equal_claim(claim: Any, values: pd.DataFrame) -> tuple[float, int, str, str]:
+    """(largest pairwise difference in combined SE, runs, verdict, how far) for an ``equal`` claim."""
+    stats = {}
+    for o in claim.optimizers:
+        v = values.loc[(values["benchmark"] == claim.benchmark) & (values["optimizer"] == o), "value"].to_numpy(float)
+        stats[o] = _stats(v)
+    ns = [s[2] for s in stats.values()]
+    if min(ns) == 0:
+        missing = [o for o, s in stats.items() if s[2] == 0]
+        return math.nan, 0, "not-run (no runs yet)", f"no committed runs of {', '.join(missing)}"
+    worst, pair = 0.0, ("", "")
+    for i, a in enumerate(claim.optimizers):
+        for b in claim.optimizers[i + 1:]:
+            (ma, sa, _), (mb, sb, _) = stats[a], stats[b]
+            comb = math.hypot(sa if math.isfinite(sa) else 0, sb if math.isfinite(sb) else 0)
+            z = abs(ma - mb) / comb if comb > 0 else (0.0 if ma == mb else math.inf)
+            if z >= worst:
+                worst, pair = z, (a, b)
+    a, b = pair
+    diff = abs(claim.scale) * abs(stats[a][0] - stats[b][0])
+    how = f"largest difference {a} vs {b}: {diff:.3g} ({worst:.1f} combined SE)"
+    n = min(ns)
+    base = "match" if worst <= 2 else "differs"
+    if claim.runs and n < claim.runs:
+        return worst, n, "partial", f"{n} of {claim.runs} runs; so far {base}: " + how
+    return worst, n, base, how
+
+
+# -- GPU estimates ------------------------------------------------------------------------
+def needs_gpu(protocol: Any) -> bool:
+    """True when a run of the protocol needs a GPU (its resources or a benchmark say so)."""
+    return protocol.resources.gpu > 0 or any(b.gpu == "required" for b in protocol.benchmarks)
+
+
+def gpu_hours(protocol: Any, benchmark: str | None = None, optimizer: str | None = None) -> tuple[float, str]:
+    """Estimated GPU-hours of the protocol's runs (of one cell when labels are given) and the basis.
+
+    A run with a time budget trains for that long on each of its workers whatever the GPU
+    (a faster one evaluates more networks in it); an evaluation budget needs the published
+    block's ``gpu.evaluation_s``.
+    """
+    benches = [b for b in protocol.benchmarks if benchmark is None or b.label == benchmark]
+    n_opt = 1 if optimizer is not None else len(protocol.optimizers) + len(protocol.skipped)
+    hours, basis = 0.0, []
+    per_eval = getattr(protocol.published, "gpu_evaluation_s", None)
+    for b in benches:
+        if b.budget.seconds is not None and (b.budget.evaluations is None or protocol.table_at == "time"):
+            hours += protocol.repetitions * n_opt * b.budget.seconds * protocol.workers / 3600
+            basis.append("time budget x workers")
+        elif b.budget.evaluations is not None and per_eval:
+            hours += protocol.repetitions * n_opt * b.budget.evaluations * per_eval / 3600
+            basis.append(f"{per_eval:g} GPU-s per evaluation: {protocol.published.gpu_basis}")
+        else:
+            return math.nan, "no estimate (give gpu.evaluation_s in the published block)"
+    return hours, "; ".join(dict.fromkeys(basis))
+
+
+# -- notes --------------------------------------------------------------------------------
+def load_notes(path: str | os.PathLike, protocols: Mapping[str, Any]) -> dict[tuple[str, str, str], str]:
+    """Measured causes from ``notes.yaml``: a list of {protocol, benchmark, optimizer (or claim), note}.
+
+    Every entry must name a published cell or claim (``claim``: its baseline or its statement's index);
+    a mistake is a one-line :class:`DataError` naming the entry.
+    """
+    from benchsuite.protocol import load_yaml
+
+    p = Path(path)
+    if not p.exists():
+        return {}
+    raw = load_yaml(p.read_text(encoding="utf-8"), str(p)) or []
+    if not isinstance(raw, list):
+        raise DataError(f"{p}: expected a list of {{protocol, benchmark, optimizer, note}} entries")
+    out: dict[tuple[str, str, str], str] = {}
+    for i, e in enumerate(raw):
+        if not isinstance(e, dict) or set(e) - set(_NOTE_KEYS) or not {"protocol", "benchmark", "note"} <= set(e):
+            raise DataError(f"{p}: entry {i}: expected keys protocol, benchmark, optimizer, note (got {e!r})")
+        proto = protocols.get(e["protocol"])
+        pub = getattr(proto, "published", None)
+        keys = set()
+        if pub is not None:
+            keys = {(c.benchmark, c.optimizer) for c in pub.cells}
+            keys |= {(c.benchmark, _claim_label(c)) for c in pub.claims}
+        key = (str(e["benchmark"]), str(e.get("optimizer", e.get("claim", ""))))
+        if key not in keys:
+            raise DataError(f"{p}: entry {i}: no published cell ({e['protocol']}, {key[0]}, {key[1]}) to note")
+        if not isinstance(e["note"], str) or not e["note"].strip():
+            raise DataError(f"{p}: entry {i}: the note is empty")
+        out[(e["protocol"], *key)] = " ".join(e["note"].split())
+    return out
+
+
+def _claim_label(claim: Any) -> str:
+    """The optimizer column of a claim's row: ``fabolas/mtbo`` or ``da_random=da_mcts=...``."""
+    return f"{claim.optimizer}/{claim.baseline}" if claim.kind == "factor" else "=".join(claim.optimizers)
+
+
+# -- the scorecard ----------------------------------------------------------------------
+def _fmt(x: float, d: int) -> str:
+    return "" if x is None or not math.isfinite(x) else f"{x:.{max(d, 0)}f}"
+
+
+def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[str, str, str], str]) -> list[dict]:
+    """The scorecard rows of one protocol (its committed frame ``df``, or None when nothing is committed)."""
+    pub = protocol.published
+    rows: list[dict] = []
+    values = run_values(protocol, df) if df is not None else pd.DataFrame(columns=["benchmark", "optimizer", "value"])
+    gpu = needs_gpu(protocol)
+    for cell in pub.cells:
+        d = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0) + 1
+        row = {"paper": cell.paper, "source": cell.source, "protocol": protocol.name, "benchmark": cell.benchmark,
+               "optimizer": cell.optimizer or f"({cell.method})", "published": _fmt(cell.value, d - 1),
+               "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
+               "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
+               "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method,
+               "variant": cell.variant}
+        setup = [f"setup: {cell.note}"] if cell.note else []
+        if cell.optimizer is None:
+            row.update(verdict="not-run (method missing)", note="; ".join([cell.not_run, *setup]))
+            rows.append(row)
+            continue
+        v = values.loc[(values["benchmark"] == cell.benchmark) & (values["optimizer"] == cell.optimizer), "value"]
+        mean, se, n = _stats(cell.offset + cell.scale * v.to_numpy(float))
+        se = abs(se) if math.isfinite(se) else se
+        if n == 0:
+            if gpu:
+                h, basis = gpu_hours(protocol, cell.benchmark, cell.optimizer)
+                row.update(verdict="not-run (gpu)", note="; ".join([f"about {h:,.0f} GPU-hours on one current "
+                                                                      f"data-centre GPU ({basis})", *setup]))
+            else:
+                row.update(verdict="not-run (no runs yet)", note="; ".join(setup))
+            rows.append(row)
+            continue
+        verdict, far = cell_verdict(cell, mean, se, n)
+        row.update(ours=_fmt(mean, d), ours_se=_fmt(se, d), ours_runs=n, verdict=verdict)
+        row["note"] = _note(verdict, far, notes.get((protocol.name, cell.benchmark, cell.optimizer)),
+                            [cell.note] if cell.note else [])
+        rows.append(row)
+    for claim in pub.claims:
+        label = _claim_label(claim)
+        row = {"paper": claim.paper, "source": claim.source, "protocol": protocol.name, "benchmark": claim.benchmark,
+               "optimizer": label, "published_error": "", "published_error_kind": "not_stated",
+               "published_runs": claim.runs or "", "ours": "", "ours_se": "", "ours_runs": 0,
+               "method": claim.statement, "variant": False}
+        setup = [claim.note] if claim.note else []
+        if df is None:
+            row["published"] = f"{claim.value:g}x faster" if claim.kind == "factor" else "equal within spread"
+            if gpu:
+                h, basis = gpu_hours(protocol, claim.benchmark)
+                row.update(verdict="not-run (gpu)", note=f"about {h:,.0f} GPU-hours ({basis})")
+            else:
+                row.update(verdict="not-run (no runs yet)", note="; ".join([f"claim: {claim.statement}", *setup]))
+            rows.append(row)
+            continue
+        if claim.kind == "factor":
+            factor, se, n, verdict, far = factor_claim(claim, protocol, df)
+            shown = _fmt(factor, 2) + "x" if math.isfinite(factor) else ("infinite" if factor == math.inf else "")
+            row.update(published=f"{claim.value:g}x faster", ours=shown,
+                       ours_se=_fmt(se, 2) + " (log)" if math.isfinite(se) else "", ours_runs=n, verdict=verdict)
+        else:
+            z, n, verdict, far = equal_claim(claim, run_values(protocol, df))
+            row.update(published="equal within spread", ours=_fmt(z, 1) + " SE max" if math.isfinite(z) else "",
+                       ours_runs=n, verdict=verdict)
+        row["note"] = _note(verdict, far, notes.get((protocol.name, claim.benchmark, label)),
+                            [f"claim: {claim.statement}", *setup])
+        rows.append(row)
+    return rows
+
+
+def _note(verdict: str, far: str, measured: str | None, setup: Sequence[str]) -> str:
+    parts = [far] if far else []
+    if verdict in ("better", "worse", "differs") or (verdict == "partial" and any(
+            f"so far {w}" in far for w in ("better", "worse", "differs"))):
+        parts.append(f"cause: {measured}" if measured else "cause: unexplained")
+    elif measured:
+        parts.append(measured)
+    parts += [f"setup: {s}" for s in setup]
+    return "; ".join(parts)
+
+
+def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame:
+    """The scorecard frame over every protocol with a published block (committed runs under ``root``)."""
+    from .reproductions import load_committed
+
+    notes = load_notes(Path(root) / "notes.yaml", protocols)
+    rows: list[dict] = []
+    for name in sorted(protocols):
+        p = protocols[name]
+        if p.published is None or not (p.published.cells or p.published.claims):
+            continue
+        df, _ = load_committed(root, name)
+        rows += protocol_rows(p, df, notes)
+    return pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant"])
+
+
+def counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Cells per paper and verdict (``not-run (...)`` counted as ``not-run``; our variants left out)."""
+    if "variant" in card:
+        card = card[~card["variant"].astype(bool)]
+    short = card["verdict"].str.split(" ").str[0]
+    table = pd.crosstab(card["paper"], short)
+    return table.reindex(columns=list(VERDICTS), fill_value=0)
+
+
+def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os.PathLike) -> str:
+    """``SCORECARD.md``: counts by verdict, then one table per paper and protocol, ours beside the paper's."""
+    lines = ["# What is reproduced: the scorecard", "",
+             "Every number the five papers (and NAS-Bench-201) publish for a protocol of this suite, beside ours "
+             "from the committed runs (`reproductions/<protocol>/runs.csv.gz`). Regenerate with "
+             "`benchsuite reproductions` (or `snakemake reproductions`); the rules for each verdict are in "
+             "`analysis/scorecard.py`, measured causes of differences in `reproductions/notes.yaml`. "
+             "The same rows as CSV: [scorecard.csv](scorecard.csv).", "", "## Counts by verdict", ""]
+    c = counts(card)
+    lines.append("| paper | " + " | ".join(c.columns) + " | cells |")
+    lines.append("|---|" + "---:|" * (len(c.columns) + 1))
+    for paper, r in c.iterrows():
+        lines.append(f"| {paper} | " + " | ".join(str(int(x)) for x in r) + f" | {int(r.sum())} |")
+    total = c.sum()
+    lines.append("| **all** | " + " | ".join(str(int(x)) for x in total) + f" | {int(total.sum())} |")
+    n_var = int(card["variant"].astype(bool).sum()) if "variant" in card else 0
+    if n_var:
+        lines += ["", f"Counted: the paper's methods. Variants of ours beside them ({n_var} rows, marked in the "
+                      "tables) have verdicts but are not counted."]
+    lines.append("")
+    shown: set[tuple[str, str]] = set()
+    for paper, g in card.groupby("paper", sort=False):
+        lines += [f"## {paper}", ""]
+        for proto, h in g.groupby("protocol", sort=False):
+            p = protocols[proto]
+            prov_path = Path(root) / proto / "provenance.json"
+            where = f" ([provenance]({proto}/provenance.json))" if prov_path.exists() else ""
+            committed = "Committed runs: none yet."
+            if prov_path.exists():
+                from .reproductions import read_provenance
+
+                prov = read_provenance(prov_path)
+                committed = (f"Committed runs: {prov.get('n_runs', 0)} of {len(p.jobs())} "
+                             f"({p.repetitions} repetitions per cell), "
+                             f"{prov.get('compute_hours_total', 0):.2f} compute-hours, "
+                             f"finished {' to '.join(prov.get('finished_utc', []))}.")
+            figs = sorted((Path(root) / proto).glob("figure_*.png"))
+            lines += [f"### `{proto}`{where}", "", f"{p.description}" if p.description else "", "",
+                      f"Sources: {'; '.join(dict.fromkeys(h['source']))}. Ours: "
+                      f"{_quantity(p)}, at the protocol's budget. {committed}", "",
+                      "| benchmark | method (paper) | our label | published | ours | runs (ours / paper) | verdict "
+                      "| note |",
+                      "|---|---|---|---:|---:|---:|---|---|"]
+            for _, r in h.iterrows():
+                pub = r["published"] + (f" ± {r['published_error']}" if r["published_error"] != "" else "")
+                ours = r["ours"] + (f" ± {r['ours_se']}" if r["ours_se"] != "" else "")
+                note = str(r["note"]).replace("|", "\\|")
+                method = f"{r['method']} (variant of ours)" if r["variant"] else r["method"]
+                lines.append(f"| {r['benchmark']} | {method} | `{r['optimizer']}` | {pub} | {ours} | "
+                             f"{r['ours_runs']} / {r['published_runs'] or '?'} | {r['verdict']} | {note} |")
+            for f in figs:
+                if (proto, f.name) not in shown:
+                    shown.add((proto, f.name))
+                    lines += ["", f"![{proto}: committed runs]({proto}/{f.name})"]
+            lines += ["", f"Error bars: published as printed ({', '.join(sorted(set(h['published_error_kind'])))}); "
+                          "ours: standard error of the mean.", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _quantity(protocol: Any) -> str:
+    from benchsuite.protocol import QUANTITY_LABELS
+
+    return QUANTITY_LABELS[protocol.quantity]
+
+
+def write(protocols: Mapping[str, Any], root: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
+    """Build the scorecard and write ``root/scorecard.csv`` and ``root/SCORECARD.md`` (atomically)."""
+    from benchsuite.results import atomic_write_text
+
+    card = build(protocols, root)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = Path(root) / "scorecard.csv", Path(root) / "SCORECARD.md"
+    atomic_write_text(csv_path, card[list(COLUMNS)].to_csv(index=False))
+    atomic_write_text(md_path, to_markdown(card, protocols, root))
+    return card, [str(csv_path), str(md_path)]
+
+
+def verdict_counts_text(card: pd.DataFrame) -> str:
+    """One line per paper: ``COMBO: 3 match, 1 worse, ...`` (for the README and the command's output)."""
+    out = []
+    if "variant" in card:
+        card = card[~card["variant"].astype(bool)]
+    for paper, g in card.groupby("paper", sort=False):
+        c = Counter(v.split(" ")[0] for v in g["verdict"])
+        out.append(f"{paper}: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v]))
+    return "\n".join(out)
+
+
+README_BEGIN = "<!-- scorecard counts: regenerated by `benchsuite reproductions --readme README.md` -->"
+README_END = "<!-- end of scorecard counts -->"
+
+
+def counts_markdown(card: pd.DataFrame) -> str:
+    """The counts by verdict per paper as a Markdown table (the README's block)."""
+    c = counts(card)
+    lines = ["| paper | " + " | ".join(c.columns) + " |", "|---|" + "---:|" * len(c.columns)]
+    lines += [f"| {paper} | " + " | ".join(str(int(x)) for x in r) + " |" for paper, r in c.iterrows()]
+    return "\n".join(lines)
+
+
+def update_readme(path: str | os.PathLike, card: pd.DataFrame) -> bool:
+    """Replace the counts between the README's markers; False (nothing written) when it has no markers."""
+    from benchsuite.results import atomic_write_text
+
+    p = Path(path)
+    text = p.read_text(encoding="utf-8")
+    if README_BEGIN not in text or README_END not in text:
+        return False
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    new = f"{head}{README_BEGIN}\n{counts_markdown(card)}\n{README_END}{tail}"
+    if new != text:
+        atomic_write_text(p, new)
+    return True
+
+
+def write_figures(protocols: Mapping[str, Any], root: str | os.PathLike) -> list[str]:
+    """Curves of the protocols whose paper result is a figure (claims): ``root/<protocol>/figure_<axis>.png``.
+
+    The median and quartiles over the committed runs of the reported quantity against the axis the
+    protocol plots first, one panel per benchmark of a claim (as the paper's figure).
+    """
+    from .load import add_quantity
+    from .plots import curves_figure
+    from .reproductions import load_committed
+    from .steps import default_grids, summarise, trajectories
+
+    written = []
+    for name in sorted(protocols):
+        p = protocols[name]
+        if p.published is None or not p.published.claims:
+            continue
+        df, _ = load_committed(root, name)
+        if df is None:
+            continue
+        benches = list(dict.fromkeys(c.benchmark for c in p.published.claims))
+        df = add_quantity(df[df["benchmark"].isin(benches)], p.quantity, {b.label: b.optimum for b in p.benchmarks})
+        axis = "time" if "time" in p.plots.x else p.plots.x[0]
+        scale = p.plots.scale(axis)
+        summary = summarise(trajectories(df, axis, default_grids(df, axis, scale)))
+        opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
+        reps = df.groupby("optimizer")["repetition"].nunique()
+        fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
+                            title=f"{name}: committed runs", benchmarks=benches, optimizers=opts,
+                            reps=f"{reps.min()}-{reps.max()}" if reps.min() != reps.max() else int(reps.min()))
+        out = Path(root) / name / f"figure_{axis}.png"
+        fig.savefig(out, dpi=90, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+        written.append(str(out))
+    return written

@@ -1,0 +1,242 @@
+"""A protocol's ``published:`` block: the paper's numbers as data, checked like the rest of the protocol.
+
+One block (or a list of blocks, one per paper or table) at the end of a protocol file::
+
+    published:
+      paper: COMBO                       # the paper's short name (the scorecard's `paper` column)
+      source: combo.txt Table 1 (Sec. 4.1)   # where the numbers are printed; a cell may override it
+      error_kind: standard_error         # standard_error | standard_deviation | not_stated
+      runs: 25                           # runs behind each number (null: the paper does not say)
+      scale: 1.0                         # paper units = offset + scale * our reported quantity
+      offset: 0.0
+      higher_is_better: false            # in paper units
+      gpu: {evaluation_s: 600, basis: "..."}   # GPU-sized protocols: GPU seconds per evaluation
+      cells:
+        - {benchmark: ising_lambda0, optimizer: smac, method: SMAC, value: 0.1516, error: 0.0404}
+        - {benchmark: maxsat60, optimizer: null, method: BOCS-SA3, value: -152.07, error: 8.52,
+           not_run: "BOCS-SA3 (third-order BOCS) is not in the suite"}
+      claims:                            # figure-only results, as the paper states them
+        - {kind: factor, benchmark: svm_mnist, optimizer: fabolas, baseline: mtbo, target: optimum,
+           value: 10, statement: "roughly another order of magnitude faster than MTBO"}
+        - {kind: equal, benchmark: da_nb201_cifar10, optimizers: [da_random, da_mcts],
+           statement: "no searcher beats another by more than its spread"}
+
+A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label counts), or null
+with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
+for it. ``note`` records a known difference of setup (it is shown for every verdict); ``variant: true`` marks
+a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). A factor
+claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a number
+in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
+Mistakes raise :class:`ProtocolError`, one line naming the key.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ERROR_KINDS = ("standard_error", "standard_deviation", "not_stated")
+CLAIM_KINDS = ("factor", "equal")
+_BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "cells",
+               "claims")
+_CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
+              "not_run", "variant")
+_CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
+               "source", "note", "runs")
+_GPU_KEYS = ("evaluation_s", "basis")
+
+
+@dataclass(frozen=True)
+class PublishedCell:
+    """One number of a paper's table: (benchmark label, optimizer label) -> value +- error."""
+
+    paper: str
+    source: str
+    benchmark: str
+    optimizer: str | None
+    method: str
+    value: float
+    error: float | None
+    error_kind: str
+    runs: int | None
+    scale: float = 1.0
+    offset: float = 0.0
+    higher_is_better: bool = False
+    note: str = ""
+    not_run: str = ""
+    variant: bool = False  # ours, beside the paper's method: shown, not counted in the verdict counts
+
+
+@dataclass(frozen=True)
+class PublishedClaim:
+    """A figure-only result as the paper states it: a speed-up factor, or no difference between methods."""
+
+    paper: str
+    source: str
+    kind: str
+    benchmark: str
+    statement: str
+    optimizer: str = ""
+    baseline: str = ""
+    optimizers: tuple[str, ...] = ()
+    target: str | float = "optimum"
+    tolerance: float = 0.0
+    value: float | None = None
+    runs: int | None = None
+    scale: float = 1.0
+    offset: float = 0.0
+    higher_is_better: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Published:
+    """Every published cell and claim of a protocol, and how to estimate its GPU time."""
+
+    cells: tuple[PublishedCell, ...] = ()
+    claims: tuple[PublishedClaim, ...] = ()
+    gpu_evaluation_s: float | None = None
+    gpu_basis: str = ""
+    papers: tuple[str, ...] = field(default=())
+
+
+def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Sequence[str]) -> Published:
+    """Validate a ``published:`` block against the protocol's benchmark and optimizer labels.
+
+    ``c`` is the protocol's checker (its ``fail`` names the file); an error names the key.
+    """
+    if raw is None:
+        return Published()
+    blocks = raw if isinstance(raw, list) else [raw]
+    if not blocks:
+        raise c.fail("published", "expected a mapping or a non-empty list of mappings")
+    cells: list[PublishedCell] = []
+    claims: list[PublishedClaim] = []
+    gpu_s, basis, papers = None, "", []
+    for i, block in enumerate(blocks):
+        key = "published" if not isinstance(raw, list) else f"published[{i}]"
+        block = c.keys(key, block, _BLOCK_KEYS, required=("paper", "source"))
+        paper = _text(c, f"{key}.paper", block["paper"])
+        papers.append(paper)
+        source = _text(c, f"{key}.source", block["source"])
+        kind = c.choice(f"{key}.error_kind", block.get("error_kind", "not_stated"), ERROR_KINDS)
+        runs = _runs(c, f"{key}.runs", block.get("runs"))
+        scale = _finite(c, f"{key}.scale", block.get("scale", 1.0))
+        if scale == 0:
+            raise c.fail(f"{key}.scale", "must not be 0")
+        offset = _finite(c, f"{key}.offset", block.get("offset", 0.0))
+        hib = block.get("higher_is_better", False)
+        if not isinstance(hib, bool):
+            raise c.fail(f"{key}.higher_is_better", f"expected true or false, got {hib!r}")
+        if block.get("gpu") is not None:
+            g = c.keys(f"{key}.gpu", block["gpu"], _GPU_KEYS, required=_GPU_KEYS)
+            gpu_s = c.positive(f"{key}.gpu.evaluation_s", g["evaluation_s"])
+            basis = _text(c, f"{key}.gpu.basis", g["basis"])
+        if not block.get("cells") and not block.get("claims"):
+            raise c.fail(key, "give `cells:` or `claims:` (the paper's numbers)")
+        for j, cell in enumerate(_list(c, f"{key}.cells", block.get("cells"))):
+            k = f"{key}.cells[{j}]"
+            cell = c.keys(k, cell, _CELL_KEYS, required=("benchmark", "optimizer", "method", "value"))
+            bench = _label_in(c, f"{k}.benchmark", cell["benchmark"], benchmarks, "benchmark")
+            not_run = _text(c, f"{k}.not_run", cell["not_run"]) if cell.get("not_run") is not None else ""
+            opt = cell["optimizer"]
+            if opt is None:
+                if not not_run:
+                    raise c.fail(f"{k}.optimizer", "null only with a `not_run:` reason (the method the suite lacks)")
+            else:
+                opt = _label_in(c, f"{k}.optimizer", opt, optimizers, "optimizer")
+            variant = cell.get("variant", False)
+            if not isinstance(variant, bool):
+                raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
+            error = None if cell.get("error") is None else _finite(c, f"{k}.error", cell["error"])
+            if error is not None and error < 0:
+                raise c.fail(f"{k}.error", f"must be >= 0, got {error}")
+            cells.append(PublishedCell(
+                paper, _text(c, f"{k}.source", cell.get("source", source)), bench, opt,
+                _text(c, f"{k}.method", cell["method"]), _finite(c, f"{k}.value", cell["value"]), error,
+                c.choice(f"{k}.error_kind", cell.get("error_kind", kind), ERROR_KINDS),
+                _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
+                _text(c, f"{k}.note", cell["note"]) if cell.get("note") is not None else "", not_run, variant))
+        for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
+            k = f"{key}.claims[{j}]"
+            claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))
+            ckind = c.choice(f"{k}.kind", claim["kind"], CLAIM_KINDS)
+            bench = _label_in(c, f"{k}.benchmark", claim["benchmark"], benchmarks, "benchmark")
+            common = dict(paper=paper, source=_text(c, f"{k}.source", claim.get("source", source)), kind=ckind,
+                          benchmark=bench, statement=_text(c, f"{k}.statement", claim["statement"]),
+                          runs=_runs(c, f"{k}.runs", claim.get("runs", runs)), scale=scale, offset=offset,
+                          higher_is_better=hib,
+                          note=_text(c, f"{k}.note", claim["note"]) if claim.get("note") is not None else "")
+            if ckind == "factor":
+                for req in ("optimizer", "baseline", "value"):
+                    if claim.get(req) is None:
+                        raise c.fail(f"{k}.{req}", "required key is missing (a factor claim compares two methods)")
+                target = claim.get("target", "optimum")
+                if target != "optimum":
+                    target = _finite(c, f"{k}.target", target)
+                tol = _finite(c, f"{k}.tolerance", claim.get("tolerance", 0.0))
+                if tol < 0:
+                    raise c.fail(f"{k}.tolerance", f"must be >= 0, got {tol}")
+                value = _finite(c, f"{k}.value", claim["value"])
+                if value <= 0:
+                    raise c.fail(f"{k}.value", f"a factor must be positive, got {value}")
+                claims.append(PublishedClaim(
+                    **common, optimizer=_label_in(c, f"{k}.optimizer", claim["optimizer"], optimizers, "optimizer"),
+                    baseline=_label_in(c, f"{k}.baseline", claim["baseline"], optimizers, "optimizer"),
+                    target=target, tolerance=tol, value=value))
+            else:
+                opts = claim.get("optimizers")
+                if not isinstance(opts, list) or len(opts) < 2:
+                    raise c.fail(f"{k}.optimizers", "an `equal` claim needs a list of at least two optimizer labels")
+                labels = tuple(_label_in(c, f"{k}.optimizers[{n}]", o, optimizers, "optimizer")
+                               for n, o in enumerate(opts))
+                claims.append(PublishedClaim(**common, optimizers=labels))
+    seen: set[tuple[str, str | None, str]] = set()
+    for cell in cells:
+        ident = (cell.benchmark, cell.optimizer, cell.method)
+        if ident in seen:
+            raise c.fail("published", f"cell ({cell.benchmark}, {cell.optimizer}, {cell.method}) is given twice")
+        seen.add(ident)
+    return Published(tuple(cells), tuple(claims), gpu_s, basis, tuple(dict.fromkeys(papers)))
+
+
+def _list(c: Any, key: str, raw: Any) -> list:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise c.fail(key, f"expected a list, got {type(raw).__name__}")
+    return raw
+
+
+def _text(c: Any, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise c.fail(key, "expected a non-empty text (where the number comes from, or why)")
+    return " ".join(value.split())
+
+
+def _finite(c: Any, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise c.fail(key, f"expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise c.fail(key, f"must be finite, got {value}")
+    return float(value)
+
+
+def _runs(c: Any, key: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise c.fail(key, f"expected a positive integer or null (not stated), got {value!r}")
+    return int(value)
+
+
+def _label_in(c: Any, key: str, value: Any, labels: Sequence[str], what: str) -> str:
+    import difflib
+
+    if not isinstance(value, str) or value not in labels:
+        close = difflib.get_close_matches(str(value), list(labels), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; the protocol's {what}s are {', '.join(labels)}"
+        raise c.fail(key, f"{value!r} is not a {what} label of this protocol{hint}")
+    return value
+

@@ -1,0 +1,264 @@
+"""Published blocks, committed runs (collect / restore), the scorecard and --verify (issue 25)."""
+from __future__ import annotations
+
+import copy
+import gzip
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from benchsuite.analysis import reproductions as R
+from benchsuite.analysis import scorecard as S
+from benchsuite.cli import main
+from benchsuite.errors import DataError, ProtocolError
+from benchsuite.protocol import load_protocol, load_protocols, parse_protocol
+from benchsuite.published import PublishedCell
+
+DATA = Path(__file__).parent / "data" / "reproductions"
+MINI = DATA / "protocols" / "mini.yaml"
+COMMITTED = DATA / "committed"
+
+
+@pytest.fixture()
+def mini() -> object:
+    return load_protocol(MINI)
+
+
+@pytest.fixture()
+def committed(tmp_path: Path) -> Path:
+    """A writable copy of the committed example (runs, provenance, notes, scorecard)."""
+    out = tmp_path / "repro"
+    shutil.copytree(COMMITTED, out)
+    return out
+
+
+def _raw() -> dict:
+    return yaml.safe_load(MINI.read_text(encoding="utf-8"))
+
+
+# -- published blocks --------------------------------------------------------------------
+def test_every_paper_protocol_has_a_valid_published_block() -> None:
+    protos = load_protocols()
+    with_block = {n for n, p in protos.items() if p.published is not None and (p.published.cells or p.published.claims)}
+    assert {"combo_binary", "combo_ordinal_categorical", "combo_maxsat", "dngo_table1", "fabolas_svm_grid",
+            "nasbot_cpu", "nasbot_table3", "nasbot_table3_w4", "nb201", "deeparchitect_searchers",
+            "deeparchitect_spaces", "deeparchitect_nb201", "combo_nas"} <= with_block
+    for name in with_block:
+        for cell in protos[name].published.cells:
+            assert math.isfinite(cell.value) and cell.source and cell.paper
+
+
+def test_nasbot_protein_is_not_the_news_column() -> None:
+    cells = {(c.benchmark, c.method): c.value for c in load_protocol_named("nasbot_cpu").published.cells}
+    assert cells[("nasbot_mlp_protein", "NASBOT")] == pytest.approx(0.902)
+    assert cells[("nasbot_mlp_protein", "RAND")] == pytest.approx(0.948)
+    assert 0.752 not in cells.values() and 0.762 not in cells.values()
+
+
+def load_protocol_named(name: str):
+    from benchsuite.paths import PROTOCOLS_DIR
+
+    return load_protocol(PROTOCOLS_DIR / f"{name}.yaml")
+
+
+@pytest.mark.parametrize("mutate, words", [
+    (lambda r: r["published"][0]["cells"][0].update(benchmark="branin_discrte"), "did you mean 'branin_discrete'"),
+    (lambda r: r["published"][0]["cells"][0].update(optimizer="tpe"), "is not a optimizer label"),
+    (lambda r: r["published"][0]["cells"][0].update(value=float("nan")), "must be finite"),
+    (lambda r: r["published"][0]["cells"][0].update(value=float("inf")), "must be finite"),
+    (lambda r: r["published"][0].pop("source"), "source: required key is missing"),
+    (lambda r: r["published"][0].update(source="  "), "expected a non-empty text"),
+    (lambda r: r["published"][0]["cells"][4].pop("not_run"), "null only with a `not_run:`"),
+    (lambda r: r["published"][0].update(error_kind="sem"), "is not one of"),
+    (lambda r: r["published"][0]["cells"][0].update(error=-1), "must be >= 0"),
+    (lambda r: r["published"][1]["claims"][0].update(baseline="nope"), "is not a optimizer label"),
+    (lambda r: r["published"][1]["claims"][1].update(optimizers=["random_search"]), "at least two"),
+])
+def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> None:
+    raw = copy.deepcopy(_raw())
+    mutate(raw)
+    with pytest.raises(ProtocolError) as err:
+        parse_protocol(raw, str(MINI))
+    msg = str(err.value)
+    assert words in msg and "\n" not in msg and msg.startswith(str(MINI)) and "published" in msg
+
+
+# -- verdicts -------------------------------------------------------------------------------
+def _cell(value: float, error: float | None, kind: str = "standard_error", runs: int | None = 10,
+          hib: bool = False) -> PublishedCell:
+    return PublishedCell("P", "src", "b", "o", "M", value, error, kind, runs, higher_is_better=hib)
+
+
+def test_cell_verdicts() -> None:
+    assert S.cell_verdict(_cell(1.0, 0.1), 1.15, 0.05, 10)[0] == "match"
+    assert S.cell_verdict(_cell(1.0, 0.1), 0.5, 0.05, 10)[0] == "better"   # lower is better
+    assert S.cell_verdict(_cell(1.0, 0.1), 1.5, 0.05, 10)[0] == "worse"
+    assert S.cell_verdict(_cell(1.0, 0.1, hib=True), 1.5, 0.05, 10)[0] == "better"
+    assert S.cell_verdict(_cell(1.0, 0.1), 1.0, 0.05, 3)[0] == "partial"  # fewer runs than the paper
+    # a standard deviation over 100 runs is a standard error of 0.1: 1.5 is 5 SE away, not 0.5
+    assert S.cell_verdict(_cell(1.2, 1.1, "standard_deviation", 100), 1.7, 0.0, 100)[0] == "worse"
+    assert S.cell_verdict(_cell(1.2, 1.1, "not_stated", 100), 1.7, 0.0, 100)[0] == "match"
+    # a printed 0.398 +- 0.00 is rounded: 0.3979 matches, 0.3990 does not
+    assert S.cell_verdict(_cell(0.398, 0.0), 0.3979, 0.0, 10)[0] == "match"
+    assert S.cell_verdict(_cell(0.398, 0.0), 0.3990, 0.0, 10)[0] == "worse"
+
+
+def test_decimals_of_printed_numbers() -> None:
+    assert [S.decimals(x) for x in (0.398, 21.28, 1.0, -3.3166, 1e-5)] == [3, 2, 0, 4, 5]
+
+
+# -- the scorecard --------------------------------------------------------------------------
+def test_scorecard_regenerates_the_committed_example(committed: Path) -> None:
+    expected_csv = (COMMITTED / "scorecard.csv").read_text(encoding="utf-8")
+    expected_md = (COMMITTED / "SCORECARD.md").read_text(encoding="utf-8")
+    (committed / "scorecard.csv").unlink()
+    (committed / "SCORECARD.md").unlink()
+    assert main(["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols")]) == 0
+    assert (committed / "scorecard.csv").read_text(encoding="utf-8") == expected_csv
+    assert (committed / "SCORECARD.md").read_text(encoding="utf-8") == expected_md
+    card = pd.read_csv(committed / "scorecard.csv", keep_default_na=False)
+    assert tuple(card.columns) == S.COLUMNS
+    # every verdict appears, and every better / worse / differs row names a cause
+    assert {v.split(" ")[0] for v in card["verdict"]} == {"match", "better", "worse", "differs", "partial", "not-run"}
+    for _, r in card[card["verdict"].isin(["better", "worse", "differs"])].iterrows():
+        assert "cause: " in r["note"]
+    assert "cause: unexplained" in card.loc[card["verdict"] == "worse", "note"].iloc[0]
+    assert "invented cause" in card.loc[card["verdict"] == "better", "note"].iloc[0]
+    # the variant row has its verdict but is not counted
+    assert len(card) == 8 and int(S.counts(S.build({"mini": load_protocol(MINI)}, committed)).to_numpy().sum()) == 7
+
+
+def test_scorecard_of_the_suite_without_committed_runs(tmp_path: Path) -> None:
+    card = S.build(load_protocols(), tmp_path)
+    gpu = card[card["verdict"] == "not-run (gpu)"]
+    assert set(gpu["protocol"]) >= {"nasbot_table3", "deeparchitect_searchers", "combo_nas"}
+    assert gpu["note"].str.contains("GPU-hours").all()
+    # nasbot_table3: 8 h x 2 workers per run, 5 repetitions: 80 GPU-hours per cell
+    row = gpu[(gpu["protocol"] == "nasbot_table3") & (gpu["optimizer"] == "nasbot")].iloc[0]
+    assert "about 80 GPU-hours" in row["note"]
+    assert not (card["verdict"].isin(["match", "better", "worse"])).any()
+
+
+def test_notes_must_name_a_published_cell(committed: Path) -> None:
+    (committed / "notes.yaml").write_text("- {protocol: mini, benchmark: branin_discrete, optimizer: tpe, note: x}\n")
+    with pytest.raises(DataError, match="no published cell"):
+        S.build({"mini": load_protocol(MINI)}, committed)
+
+
+# -- committed runs ---------------------------------------------------------------------------
+def _results_from(committed: Path, mini, dest: Path) -> Path:
+    """Result files of the committed example, written back (restore) under ``dest/results``."""
+    rep = R.restore(mini, dest / "results", committed)
+    assert rep == {"written": 9, "skipped": 0}
+    return dest / "results"
+
+
+def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    assert len(list((results / "mini").glob("*/*/rep*.csv"))) == 9
+    assert R.restore(mini, results, committed) == {"written": 0, "skipped": 9}  # never overwrites
+    fresh = tmp_path / "fresh"
+    rep = R.collect(mini, results, fresh)
+    assert rep["written"] and len(rep["added"]) == 9
+    a, b = R.read_runs(committed / "mini" / "runs.csv.gz"), R.read_runs(fresh / "mini" / "runs.csv.gz")
+    pd.testing.assert_frame_equal(a, b)
+    pa = R.read_provenance(committed / "mini" / "provenance.json")
+    pb = R.read_provenance(fresh / "mini" / "provenance.json")
+    assert pa["runs"] == pb["runs"] and pa["repetitions_done"] == pb["repetitions_done"] == {
+        "branin_discrete": {"random_search": 3, "regularized_evolution": 3, "simulated_annealing": 3}}
+
+
+def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    part = tmp_path / "part"
+    for f in (results / "mini" / "branin_discrete" / "random_search").glob("rep00[12].csv"):
+        f.unlink()
+    for f in (results / "mini" / "branin_discrete" / "simulated_annealing").glob("rep*.csv"):
+        f.unlink()
+    rep = R.collect(mini, results, part)
+    assert len(rep["added"]) == 4
+    # the rest arrive later: merged, the committed runs kept
+    results2 = _results_from(committed, mini, tmp_path / "wf2")
+    rep = R.collect(mini, results2, part)
+    assert len(rep["added"]) == 5 and rep["kept"] == 4 and rep["runs"] == 9
+    a = R.read_runs(committed / "mini" / "runs.csv.gz")
+    b = R.read_runs(part / "mini" / "runs.csv.gz")
+    pd.testing.assert_frame_equal(a, b)
+    # again: nothing new, nothing written
+    before = (part / "mini" / "runs.csv.gz").read_bytes()
+    assert not R.collect(mini, results2, part)["written"]
+    assert (part / "mini" / "runs.csv.gz").read_bytes() == before
+
+
+def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    f = results / "mini" / "branin_discrete" / "random_search" / "rep000.csv"
+    f.write_text(f.read_text().replace('"seed": ', '"seed": 1', 1))
+    rep = R.collect(mini, results, tmp_path / "out")
+    assert len(rep["added"]) == 8 and any("seed" in r for r in rep["refused"])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_corrupt_runs_file_is_one_line_and_nothing_is_overwritten(committed: Path, mini, tmp_path: Path,
+                                                                   damage: str, capsys) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    runs = committed / "mini" / "runs.csv.gz"
+    data = runs.read_bytes()
+    bad = {"truncate": data[: len(data) // 2], "garbage": b"not gzip at all", "empty": b""}[damage]
+    runs.write_bytes(bad)
+    prov = (committed / "mini" / "provenance.json").read_bytes()
+    with pytest.raises(DataError) as err:
+        R.collect(mini, results, committed, replace=True)
+    assert str(runs) in str(err.value) and "\n" not in str(err.value)
+    assert runs.read_bytes() == bad and (committed / "mini" / "provenance.json").read_bytes() == prov
+    code = main(["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols")])
+    line = capsys.readouterr().err.strip()
+    assert code == 2 and line.count("\n") == 0 and "runs.csv.gz" in line
+
+
+def test_runs_and_provenance_out_of_step_is_refused(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    runs = committed / "mini" / "runs.csv.gz"
+    df = R.read_runs(runs)
+    with gzip.open(runs, "wt") as fh:  # a valid file, but not the one provenance.json describes
+        df.iloc[: len(df) // 2].to_csv(fh, index=False)
+    with pytest.raises(DataError, match="out of step"):
+        R.collect(mini, results, committed, replace=True)
+
+
+# -- --verify -------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_verify_reruns_and_detects_a_changed_value(committed: Path, capsys) -> None:
+    args = ["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols"), "--verify", "2"]
+    assert main(args) == 0
+    assert "2 of 2 reruns identical" in capsys.readouterr().out
+    runs = committed / "mini" / "runs.csv.gz"
+    df = R.read_runs(runs)
+    df["incumbent_loss"] = df["incumbent_loss"] + 1e-12  # one ulp-scale change is a difference
+    digest = R._write_runs(df, runs)
+    prov = R.read_provenance(committed / "mini" / "provenance.json")
+    prov["runs_sha256"] = digest
+    (committed / "mini" / "provenance.json").write_text(__import__("json").dumps(prov))
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERENT" in out and "incumbent_loss" in out
+
+
+def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{S.README_BEGIN}\nold\n{S.README_END}\n\nafter\n", encoding="utf-8")
+    args = ["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols"), "--figures",
+            "--readme", str(readme)]
+    assert main(args) == 0
+    assert (committed / "mini" / "figure_evaluations.png").stat().st_size > 1000
+    assert "](mini/figure_evaluations.png)" in (committed / "SCORECARD.md").read_text(encoding="utf-8")
+    text = readme.read_text(encoding="utf-8")
+    assert "old" not in text and text.endswith("after\n")
+    assert "| paper | match | better | worse | differs | partial | not-run |" in text
+    assert "| Example | 1 | 1 | 0 | 0 | 1 | 1 |" in text
+    readme.write_text("no markers\n", encoding="utf-8")
+    assert main(args) == 2
