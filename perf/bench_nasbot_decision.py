@@ -47,7 +47,7 @@ def synthetic_loss(g) -> float:
 
 def time_decisions(kind: str, n_obs: int, repeats: int, seed: int, settings: dict) -> dict:
     """Steady-state ask timings of ``nasbot`` at ``n_obs`` evaluated networks."""
-    from benchsuite.architectures.layer_graph import LayerGraphSpace
+    from benchsuite.architectures.layer_graph_space import LayerGraphSpace
     from benchsuite.optimizers.nasbot import NASBOT, acquisition_evaluations
 
     space = LayerGraphSpace(kind)

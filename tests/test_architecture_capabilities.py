@@ -96,7 +96,7 @@ def test_the_one_build_signature(tmp_path) -> None:
     torch = pytest.importorskip("torch")
     from benchsuite.architectures import combo_cell, nb201
     from benchsuite.architectures.deeparchitect import make_space
-    from benchsuite.architectures.layer_graph import LayerGraphSpace
+    from benchsuite.architectures.layer_graph_space import LayerGraphSpace
 
     rng = np.random.default_rng(0)
     cases = [(nb201.cell_space(), (3, 8, 8), 5), (combo_cell.make_space(), (3, 8, 8), 4),

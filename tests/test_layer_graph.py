@@ -9,9 +9,10 @@ import pytest
 
 from benchsuite.architectures.layer_graph import (
     CNN_LABELS, DEFAULT_CONSTRAINTS, MLP_LABELS, MODIFIER_MASSES, MODIFIERS, MUTATION_STEP_PROBS,
-    Constraints, LayerGraph, LayerGraphSpace, apply_modifier, dists_from_ip, image_sizes,
+    Constraints, LayerGraph, apply_modifier, dists_from_ip, image_sizes,
     initial_pool, layer_masses, mutate, validate_graph,
 )
+from benchsuite.architectures.layer_graph_space import LayerGraphSpace
 from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import InvalidConfigError, InvalidSettingError, UnknownNameError
 from benchsuite.runner import run

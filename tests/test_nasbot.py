@@ -329,7 +329,7 @@ class SyntheticMLP(Benchmark):
     kind = "synthetic"
 
     def setup(self) -> None:
-        from benchsuite.architectures.layer_graph import LayerGraphSpace
+        from benchsuite.architectures.layer_graph_space import LayerGraphSpace
         self.space = LayerGraphSpace("mlp")
 
     def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
@@ -338,7 +338,8 @@ class SyntheticMLP(Benchmark):
 
 
 def test_nasbot_on_layer_graphs_uses_the_pool_otmann_and_pending():
-    from benchsuite.architectures.layer_graph import LayerGraph, LayerGraphSpace
+    from benchsuite.architectures.layer_graph import LayerGraph
+    from benchsuite.architectures.layer_graph_space import LayerGraphSpace
     space = LayerGraphSpace("mlp")
     opt = NASBOT(space, None, np.random.default_rng(3), hp_samples=200)
     assert opt.design == list(space.pool) and opt.store.K == 4  # the four structural weights

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from benchsuite import data
-from benchsuite.architectures.layer_graph import LayerGraph, LayerGraphSpace
+from benchsuite.architectures.layer_graph import LayerGraph
+from benchsuite.architectures.layer_graph_space import LayerGraphSpace
 from benchsuite.architectures.layer_graph_torch import build_network
 from benchsuite.datasets import ArraySplits, split_indices
 from benchsuite.errors import DataError, InvalidConfigError, InvalidSettingError

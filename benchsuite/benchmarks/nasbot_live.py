@@ -5,7 +5,7 @@ details the paper leaves out come from the authors' code (kirthevasank/nasbot:
 ``demos/mlp_function_caller.py``, ``cg/run_tensorflow.py``, ``demos/cnn_function_caller.py``,
 ``cg/cifar/run_tensorflow_cifar.py``, ``cg/cifar/cifar10_myMain.py``, ``cg/cifar/cifar10.py``).
 
-The space is :class:`~benchsuite.architectures.layer_graph.LayerGraphSpace` ("mlp" or
+The space is :class:`~benchsuite.architectures.layer_graph_space.LayerGraphSpace` ("mlp" or
 "cnn", the authors' constraints unless the settings narrow them); a network is compiled by
 :func:`~benchsuite.architectures.layer_graph_torch.build_network` and trained by the suite's
 one harness (:func:`benchsuite.training.train`): seeded, measured cost, CUDA when present,
@@ -52,7 +52,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..architectures.layer_graph import LayerGraphSpace
+from ..architectures.layer_graph_space import LayerGraphSpace
 from ..benchmark import Requirements, Result
 from ..datasets import CIFAR_SETTINGS
 from ..live import LiveTrainingBenchmark
@@ -108,7 +108,7 @@ class _NasbotLive(LiveTrainingBenchmark):
     low_fidelity_frac = LOW_FIDELITY_FRAC
 
     def setup(self) -> None:
-        from ..architectures.layer_graph import LayerGraphSpace
+        from ..architectures.layer_graph_space import LayerGraphSpace
 
         self.space = LayerGraphSpace(self.net_kind, **self.pick_settings(_SPACE_SETTINGS))
         self.fidelity = self.make_fidelity()
