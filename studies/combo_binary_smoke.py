@@ -6,6 +6,11 @@ and prints the best value each run found, per (benchmark, optimizer), with the p
 seeds it solved. Run::
 
     OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python studies/combo_binary_smoke.py --reps 0 5 --budget 40
+
+A cheap cell at the paper's size (BOCS's SA costs about a CPU second per run)::
+
+    .venv/bin/python studies/combo_binary_smoke.py --reps $(seq 0 24) --budget 170 \
+        --benchmarks ising_lambda0 --optimizers simulated_annealing_bocs
 """
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import argparse
 import json
 import os
 import time
+
+import numpy as np
 
 from benchsuite.protocol import load_protocol
 from benchsuite.registry import get_optimizer, make_benchmark
@@ -26,12 +33,15 @@ def main() -> None:
     ap.add_argument("--reps", type=int, nargs="+", default=[0, 5])
     ap.add_argument("--budget", type=int, default=40)
     ap.add_argument("--benchmarks", nargs="*", default=["ising_lambda0", "contamination_lambda0"])
+    ap.add_argument("--optimizers", nargs="*", default=[], help="optimizer labels (default: all)")
     args = ap.parse_args()
     proto = load_protocol(args.protocol)
     t_cpu, t_wall = time.process_time(), time.perf_counter()
     rows = []
     for job in proto.jobs():
         if job.repetition not in args.reps or (args.benchmarks and job.benchmark.label not in args.benchmarks):
+            continue
+        if args.optimizers and job.optimizer.label not in args.optimizers:
             continue
         bench = make_benchmark(job.benchmark.name, job.benchmark.settings_for(job.repetition))
         c0, w0 = time.process_time(), time.perf_counter()
@@ -44,6 +54,13 @@ def main() -> None:
                "cpu_s": round(time.process_time() - c0, 1), "wall_s": round(time.perf_counter() - w0, 1)}
         rows.append(row)
         print(json.dumps(row), flush=True)
+    by_cell: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        by_cell.setdefault((r["benchmark"], r["optimizer"]), []).append(r["best"])
+    for (b, o), v in by_cell.items():
+        se = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+        print(json.dumps({"cell": [b, o], "runs": len(v), "mean_best": round(float(np.mean(v)), 4),
+                          "std_err": round(se, 4)}))
     print(json.dumps({"runs": len(rows), "failed_trials": sum(r["failed"] for r in rows),
                       "cpu_s": round(time.process_time() - t_cpu, 1), "wall_s": round(time.perf_counter() - t_wall, 1),
                       "load_average": os.getloadavg()}))

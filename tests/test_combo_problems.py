@@ -300,3 +300,25 @@ def test_authors_pest_control_is_noisy_around_its_expected_cost() -> None:
     assert q.evaluate(x, seed=11).loss == q.evaluate(x, seed=12).loss
     design = p.initial_design()
     assert len(design) == 20 and all(0 <= v < 5 for c in design for v in p.space.to_codes(c))
+
+
+def test_combo_binary_protocol_runs_the_authors_25_pairs() -> None:
+    from benchsuite.paths import PROTOCOLS_DIR
+    from benchsuite.protocol import load_protocol
+
+    proto = load_protocol(PROTOCOLS_DIR / "combo_binary.yaml")
+    lambdas = {(b.name, b.settings["lambda"]) for b in proto.benchmarks}
+    assert lambdas == {(p, lam) for p in ("ising", "contamination") for lam in (0.0, 1e-4, 1e-2)}
+    assert "simulated_annealing_bocs" in [o.name for o in proto.optimizers] and proto.repetitions == 25
+    for spec in proto.benchmarks:
+        pairs = []
+        for r in range(proto.repetitions):
+            settings = spec.settings_for(r)
+            assert settings["instance_mode"] == "combo_authors"
+            pair = combo_seed_pairs(spec.name)[settings["problem_seed"]]
+            assert pair == combo_seed_pairs(spec.name)[r]  # repetition r is the authors' run r + 1
+            pairs.append(pair)
+        assert sorted(pairs) == combo_seed_pairs(spec.name)
+    pest = [b for b in load_protocol(PROTOCOLS_DIR / "combo_ordinal_categorical.yaml").benchmarks
+            if b.name == "pest_control"][0]
+    assert pest.settings_for(7) == {"instance_mode": "combo_authors", "problem_seed": 7}

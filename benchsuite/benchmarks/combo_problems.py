@@ -42,7 +42,7 @@ optimizers can start from it is the runner's business (see protocols/combo_binar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from ..benchmark import CodeBenchmark, Result
 from ..errors import InvalidSettingError
 from ..settings import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE_INT, Options, Setting
 from ..space import Binary, Categorical, Space
+
+if TYPE_CHECKING:
+    import torch
 
 _LAMBDAS = (0.0, 1e-4, 1e-2)  # combo.txt Table 1 / Supp. 4.1
 INSTANCE_MODES = ("independent", "combo_authors")
@@ -99,7 +102,7 @@ def combo_authors_pair(problem: str, index: int) -> tuple[int | None, int]:
     return combo_seed_pairs(problem)[int(index)]
 
 
-def torch_generator(seed: int):
+def torch_generator(seed: int) -> torch.Generator:
     """A torch CPU Generator seeded as ``torch.manual_seed(seed)`` seeds the global one."""
     import torch  # heavy: only the authors' instance mode needs it
 
@@ -143,7 +146,11 @@ def problem_rng(problem_seed: int, problem: str) -> np.random.Generator:
 
 
 class _ComboProblem(CodeBenchmark):
-    """Shared machinery: a constant simulated cost, deterministic objective, batch evaluation."""
+    """Shared machinery: a constant simulated cost, batch evaluation, the two instance modes.
+
+    The objective is deterministic, except pest control's in combo_authors mode (noisy, as
+    the authors' code).
+    """
 
     authors_pair: tuple[int | None, int] | None = None  # (instance seed, design seed) in combo_authors mode
 
