@@ -19,6 +19,7 @@ from benchsuite.convert import to_optuna_distributions as to_optuna
 from benchsuite.optimizers.random_search import RandomSearch
 from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
 from benchsuite.optimizers.simulated_annealing import SimulatedAnnealing
+from benchsuite.optimizers.simulated_annealing_bocs import SimulatedAnnealingBOCS
 
 HAS_SMAC = importlib.util.find_spec("smac") is not None
 HAS_OPTUNA = importlib.util.find_spec("optuna") is not None
@@ -102,6 +103,11 @@ def test_interaction_features_binary_and_categorical() -> None:
 # ----------------------------------------------------------------------- conformance
 def test_simulated_annealing_conformance() -> None:
     check_optimizer(SimulatedAnnealing, settings={"n_init": 3})
+
+
+def test_simulated_annealing_bocs_conformance() -> None:
+    check_optimizer(SimulatedAnnealingBOCS)
+    check_optimizer(SimulatedAnnealingBOCS, settings={"n_init": 3})
 
 
 def test_regularized_evolution_conformance() -> None:
@@ -227,3 +233,65 @@ def test_bridges_fail_with_install_hint_when_library_missing(monkeypatch: pytest
         SMAC(MIXED, None, 0)
     with pytest.raises(UnsupportedError, match=r"benchsuite\[tpe\]"):
         TPE(MIXED, None, 0)
+
+
+# ------------------------------------------------------- BOCS's SA (combo.txt Table 1's SA row)
+def _sa_bocs_run(budget: int, seed: int = 0, **settings) -> tuple[list[dict], SimulatedAnnealingBOCS]:
+    out = run(make_benchmark("ising", {"instance_mode": "combo_authors", "problem_seed": 3}),
+              SimulatedAnnealingBOCS, seed=seed, budget_evals=budget, include_overhead=False,
+              optimizer_settings=settings)
+    return out.rows, out.optimizer
+
+
+def test_simulated_annealing_bocs_schedule_and_move() -> None:
+    """BOCS simulated_annealing.m: T = 1 * 0.8^k at proposal k, one bit flipped from the current state."""
+    import json
+
+    rows, opt = _sa_bocs_run(60)
+    assert len(rows) == 60  # one random start + 59 proposals, each evaluated
+    temps = [r["info"]["temperature"] for r in rows[1:]]
+    np.testing.assert_allclose(temps, 0.8 ** np.arange(1, 60), rtol=1e-12)
+    codes = np.array([list(json.loads(r["config"]).values()) for r in rows])
+    losses = np.array([r["loss"] for r in rows])
+    # replay the walk: the state a proposal came from is the one of {previous state, previous
+    # proposal} one bit away (the two differ in one bit, so exactly one is); improvements are
+    # always taken and a worse proposal far beyond T (exp(-50)) never is
+    state = 0  # row index of the walk's state
+    for k in range(1, 60):
+        cands = {state, k - 1} if k > 1 else {0}
+        froms = [c for c in cands if np.sum(codes[k] != codes[c]) == 1]
+        assert len(froms) == 1
+        if k > 1 and froms[0] == k - 1:  # the previous proposal was accepted
+            assert losses[k - 1] < losses[state] + 50 * rows[k - 1]["info"]["temperature"]
+        elif k > 1:
+            assert not losses[k - 1] < losses[state]
+        state = froms[0]
+    assert opt.temperature == pytest.approx(0.8 ** 59)
+
+
+def test_simulated_annealing_bocs_acceptance_extremes() -> None:
+    # cold: only improvements are accepted, so the walk's state is the incumbent
+    rows, opt = _sa_bocs_run(80, t_init=1e-12)
+    assert opt.current_loss == min(r["loss"] for r in rows)
+    # hot and not cooling: (almost) every proposal is accepted, the state is the last proposal
+    rows, opt = _sa_bocs_run(40, t_init=1e12, cooling=0.999999)
+    assert opt.accepted == 39 and opt.current_loss == rows[-1]["loss"]
+    # the temperature underflows to 0 after thousands of steps: no division by zero
+    sa = SimulatedAnnealingBOCS(Space([Binary("a"), Binary("b")]), rng=0, t_init=1e-300, cooling=1e-10)
+    from benchsuite.benchmark import Result
+    from benchsuite.optimizer import Trial
+    for k in range(6):
+        sug = sa.ask()
+        sa.tell(Trial.from_suggestion(sug, k), Result(loss=float(k % 2), cost_s=1.0))
+    assert sa.temperature == 0.0
+
+
+def test_simulated_annealing_bocs_revisits_cost_evaluations_and_bad_settings() -> None:
+    rows, _ = _sa_bocs_run(120, t_init=1e-12)
+    configs = [r["config"] for r in rows]
+    assert len(set(configs)) < len(configs)  # BOCS keeps no memory: a rejected flip can be proposed again
+    for bad in ({"cooling": 1.0}, {"cooling": 0.0}, {"t_init": 0.0}, {"n_init": 0}):
+        with pytest.raises(InvalidSettingError):
+            SimulatedAnnealingBOCS(Space([Binary("a")]), rng=0, **bad)
+    with pytest.raises(UnsupportedError):
+        run(make_benchmark("ising"), SimulatedAnnealingBOCS, seed=0, budget_evals=4, workers=2)
