@@ -29,6 +29,30 @@ from .seeding import evaluation_seed, optimizer_rng
 
 ProgressFn = Callable[[int, float], None]
 
+#: seconds the clock is charged for a trial whose reported cost is not a finite number >= 0 when no
+#: trial of the run has reported a valid cost yet; afterwards, the mean valid cost so far (issue 26:
+#: a NaN cost used to leave the clock standing, so a budget in seconds never ran out)
+INVALID_COST_FALLBACK_S = 1.0
+
+
+def checked_cost(result: Result, mean_cost: float | None) -> Result:
+    """``result`` if its cost is a finite number >= 0; else a failed trial saying so, charged ``mean_cost``
+    seconds (or :data:`INVALID_COST_FALLBACK_S`), the reported cost kept in its info."""
+    try:
+        cost = float(result.cost_s)
+    except (TypeError, ValueError, OverflowError):
+        cost = math.nan
+    if math.isfinite(cost) and cost >= 0:
+        return result
+    charged = INVALID_COST_FALLBACK_S if mean_cost is None else float(mean_cost)
+    shown = repr(result.cost_s)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    info = {**dict(result.info or {}), "reported_cost": shown,
+            "error": f"the benchmark reported the cost {shown}, not a finite number of seconds >= 0; the "
+                     f"clock was charged {charged:g} s (the run's mean valid cost so far, else "
+                     f"{INVALID_COST_FALLBACK_S:g} s)"}
+    return Result(loss=math.nan, cost_s=charged, info=info, failed=True)
+
 
 @dataclass
 class RunOutput:
@@ -89,6 +113,7 @@ def run(
     best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
     fid_axis = benchmark.fidelity
     last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
+    valid_costs = [0.0, 0]  # sum and count of the valid costs reported so far
 
     def can_start(t: float) -> bool:
         if budget_evals is not None and n_started >= budget_evals:
@@ -123,6 +148,11 @@ def run(
                 result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
                 if on_failure is not None:
                     on_failure(trial, exc)
+            checked = checked_cost(result, valid_costs[0] / valid_costs[1] if valid_costs[1] else None)
+            if checked is result:  # a valid cost (returned as it was)
+                valid_costs[0] += float(result.cost_s)
+                valid_costs[1] += 1
+            result = checked
             pending[trial.id] = trial
             end = start + max(0.0, float(result.cost_s))
             heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s))

@@ -4,6 +4,7 @@ import math
 import pandas as pd
 import pytest
 
+from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import BudgetError, InvalidSettingError, UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
 from benchsuite.registry import get_optimizer, make_benchmark
@@ -182,3 +183,50 @@ def test_missing_data_stops_the_run_before_any_trial(tmp_path):
                  "--benchmark-set", f"data_dir={tmp_path / 'empty'}", "--benchmark-set", "source=jpeg",
                  "--out", str(out)])
     assert code == 2 and not out.exists()
+
+
+class _BadCost(Benchmark):
+    """Branin whose every third evaluation reports a broken cost (NaN, -1, inf or a string, by setting)."""
+
+    name = "bad_cost_test"
+    kind = "synthetic"
+
+    def __init__(self, bad: object = float("nan"), every: int = 3):
+        from benchsuite.space import Float, Space
+
+        self.space = Space([Float("x", 0.0, 1.0)])
+        self.bad, self.every, self.n = bad, every, 0
+        super().__init__()
+
+    def evaluate(self, config, fidelity=None, seed=0):
+        config, _ = self.check(config, fidelity)
+        self.n += 1
+        cost = self.bad if self.n % self.every == 0 else 2.0
+        return Result(loss=float(config["x"]), cost_s=cost)  # type: ignore[arg-type]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("bad", [float("nan"), -1.0, float("inf"), "soon"])
+@pytest.mark.parametrize("budget", [{"budget_seconds": 50.0}, {"budget_evals": 12}])
+def test_an_invalid_cost_is_a_failed_trial_and_the_clock_still_runs(tmp_path, bad, budget) -> None:
+    """issue 26: a NaN cost with a budget in seconds used to hang (the clock never advanced) and with a
+    budget in evaluations wrote a file load_result rejected; now it is a failed trial charged the mean
+    valid cost, the run ends and its file loads."""
+    from benchsuite.optimizers.random_search import RandomSearch
+    from benchsuite.results import load_result, write_result
+
+    out = run(_BadCost(bad), RandomSearch, seed=0, **budget)
+    failed = [r for r in out.rows if r["status"] == "failed"]
+    assert failed and all(r["cost_s"] == 2.0 for r in failed)  # the mean valid cost (every valid one is 2)
+    assert all("reported_cost" in r["info"] and "not a finite number" in r["info"]["error"] for r in failed)
+    write_result(tmp_path / "r.csv", out.rows, out.provenance)
+    assert len(load_result(tmp_path / "r.csv")) == len(out.rows)
+
+
+@pytest.mark.timeout(60)
+def test_a_first_invalid_cost_is_charged_the_fallback() -> None:
+    from benchsuite.optimizers.random_search import RandomSearch
+    from benchsuite.runner import INVALID_COST_FALLBACK_S
+
+    out = run(_BadCost(float("nan"), every=1), RandomSearch, seed=0, budget_seconds=5.5)
+    assert [r["cost_s"] for r in out.rows] == [INVALID_COST_FALLBACK_S] * 6
