@@ -491,8 +491,27 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return EXIT_USAGE
 
 
+#: commands whose results must not depend on the process: Python randomises string hashing per process,
+#: and SMAC iterates a hash-ordered collection, so its suggestions changed from one process to the next
+#: under the same seed (measured: two `run -o smac` differed from the 21st trial on; with
+#: PYTHONHASHSEED=0 they are identical). These commands run with PYTHONHASHSEED=0 (re-executed once
+#: when it is unset); provenance records the value.
+_HASH_STABLE_COMMANDS = ("run", "run-job")
+
+
+def _hash_stable_reexec(argv: list[str]) -> None:
+    """Re-execute this command with PYTHONHASHSEED=0 when it is unset (console entry only, never in-process)."""
+    if argv[:1] and argv[0] in _HASH_STABLE_COMMANDS and os.environ.get("PYTHONHASHSEED") is None:
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "benchsuite.cli", *argv], env)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``benchsuite`` console script."""
+    if argv is None:
+        _hash_stable_reexec(sys.argv[1:])
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = _parser()

@@ -6,6 +6,7 @@ Versions of the suite and of the libraries that decide results, the git commit o
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import subprocess
 import sys
@@ -119,6 +120,8 @@ def run_provenance(benchmark: Any, opt: Any, *, seed: int, workers: int, budget_
         "optimizer_distribution": plugin_distribution(type(opt)),
         "benchmark_distribution": plugin_distribution(type(benchmark)),
         "libraries": library_versions(),
+        # string hashing decides some libraries' iteration order (SMAC): benchsuite run fixes it to 0
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
         **machine_info(),
     }
     if extra:

@@ -79,3 +79,33 @@ def test_evaluate_prints_json():
     proc = bs("evaluate", "-b", "branin", "--config", '{"x1": 3.141592653589793, "x2": 2.275}')
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["loss"] == pytest.approx(0.397887, abs=1e-6)
+
+
+def _run_without_hash_seed(tmp_path, *args):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    return subprocess.run([sys.executable, "-m", "benchsuite.cli", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=600)
+
+
+def test_run_fixes_the_string_hash_seed(tmp_path) -> None:
+    """`benchsuite run` re-executes itself with PYTHONHASHSEED=0 when it is unset, and records it."""
+    out = tmp_path / "r.csv"
+    proc = _run_without_hash_seed(tmp_path, "run", "-b", "branin", "-o", "random_search", "--budget-evals", "3",
+                                  "-q", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert load_result(out).attrs["provenance"]["python_hash_seed"] == "0"
+
+
+@pytest.mark.slow
+def test_smac_runs_are_the_same_in_two_processes(tmp_path) -> None:
+    """SMAC's suggestions used to depend on the process's string-hash seed (they differed from trial 21)."""
+    frames = []
+    for i in range(2):
+        out = tmp_path / f"s{i}.csv"
+        proc = _run_without_hash_seed(tmp_path, "run", "-b", "branin", "-o", "smac", "--seed", "7",
+                                      "--budget-evals", "25", "--no-overhead", "-q", "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        frames.append(load_result(out).drop(columns=list(TIMING_COLUMNS)))
+    assert frames[0].equals(frames[1])
