@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -160,6 +160,15 @@ class Benchmark(ABC):
     def test_loss(self, config: Any) -> float:
         """Offline loss of an incumbent (held-out test data, or the noiseless value)."""
         return self.evaluate(config, None, seed=0).loss
+
+    def memo_test_loss(self, key: Any, compute: Callable[[], float]) -> float:
+        """The one test-loss cache: ``compute()`` once per ``key`` (a configuration's key) per benchmark
+        instance. The runner asks it for each incumbent; benchmarks whose test loss trains a model use it
+        inside ``test_loss``, so a configuration is trained once however it is asked for."""
+        cache = self.__dict__.setdefault("_test_loss_memo", {})
+        if key not in cache:
+            cache[key] = float(compute())
+        return cache[key]
 
     def check(self, config: Any, fidelity: float | None) -> tuple[Any, float | None]:
         """Validate a configuration and a fidelity; returns their canonical forms."""

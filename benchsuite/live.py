@@ -45,7 +45,6 @@ class LiveTrainingBenchmark(Benchmark):
 
     def __init__(self, **settings: Any):
         self._splits: ArraySplits | None = None
-        self._test_cache: dict[Any, float] = {}
         super().__init__(**settings)
 
     # -- to fill in ---------------------------------------------------------------------------------
@@ -111,10 +110,7 @@ class LiveTrainingBenchmark(Benchmark):
         """The cached test loss of a checked configuration (NaN when ``test_eval`` is off)."""
         if not self.settings["test_eval"]:
             return math.nan
-        key = self.test_key(config)
-        if key not in self._test_cache:
-            self._test_cache[key] = self._fresh_test_loss(config)
-        return self._test_cache[key]
+        return self.memo_test_loss(self.test_key(config), lambda: self._fresh_test_loss(config))
 
     def _fresh_test_loss(self, config: Any) -> float:
         outcome = self._train(config, self.full_fidelity(), TEST_SEED, eval_test=True)

@@ -109,7 +109,7 @@ def run(
     pending: dict[int, Trial] = {}
     n_started = 0
     rows: list[dict[str, Any]] = []
-    test_cache: dict[Any, tuple[str, float]] = {}  # incumbent key -> (JSON text, test loss)
+    inc_text: dict[Any, str] = {}  # incumbent key -> its JSON text (the test loss: benchmark.memo_test_loss)
     best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
     fid_axis = benchmark.fidelity
     last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
@@ -183,9 +183,10 @@ def run(
                 last_incumbent[:] = [incumbent, space.key(space.validate(incumbent))]
             ikey = last_incumbent[1]
             inc_loss = best_loss.get(ikey, (0, math.nan))[1]
-            if ikey not in test_cache:
-                test_cache[ikey] = (space.to_json(incumbent), float(benchmark.test_loss(incumbent)))
-            inc_json, inc_test = test_cache[ikey]
+            if ikey not in inc_text:
+                inc_text[ikey] = space.to_json(incumbent)
+            inc_json = inc_text[ikey]
+            inc_test = benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))
         info = {**trial.info, **result.info}  # trial.info is the suggestion's info
         rows.append({
             "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",

@@ -149,7 +149,8 @@ class _NasbotLive(LiveTrainingBenchmark):
         if outcome.failed:
             return result
         if full and outcome.test_loss is not None:
-            self._test_cache.setdefault(self.test_key(g), float(outcome.test_loss))
+            # the full training measured the test loss too: the one cache keeps it (first value wins)
+            self.memo_test_loss(self.test_key(g), lambda: float(outcome.test_loss))
         if self.settings["score"] == "best":
             result = replace(result, loss=float(outcome.best_val_loss))
         return result

@@ -180,7 +180,6 @@ class SvmMnistLive(Benchmark):
     def setup(self) -> None:
         self.space = _space()
         self.fidelity = Fidelity("s", S_MIN, 1.0, log=True, full=1.0, unit="fraction of the training pool")
-        self._test_cache: dict[tuple, float] = {}
 
     def prepare(self) -> None:
         """Load (and verify) the MNIST split before the first evaluation."""
@@ -206,10 +205,8 @@ class SvmMnistLive(Benchmark):
     def test_loss(self, config: Any) -> float:
         """Test error of the model trained on the whole pool (cached per configuration)."""
         config, _ = self.check(config, None)
-        key = (config["x0"], config["x1"])
-        if key not in self._test_cache:
-            self._test_cache[key] = fit_evaluate(self.splits, config["x0"], config["x1"], None, True).test_error
-        return self._test_cache[key]
+        return self.memo_test_loss(self.space.key(config), lambda: fit_evaluate(
+            self.splits, config["x0"], config["x1"], None, True).test_error)
 
     def provenance(self) -> dict[str, Any]:
         return {"data_sha256": self.splits.sha256, "pool_size": self.settings["pool_size"],
