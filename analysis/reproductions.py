@@ -21,7 +21,6 @@ they were), so the workflow sees those repetitions as done and runs only the res
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import json
 import math
@@ -35,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from benchsuite.data import sha256_file
 from benchsuite.errors import DataError
 
 RUN_KEYS = ("benchmark", "optimizer", "repetition")
@@ -131,14 +131,6 @@ def load_committed(root: str | os.PathLike, protocol: str) -> tuple[pd.DataFrame
     return df, prov
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _key(prov: Mapping[str, Any]) -> tuple[str, str, int]:
     return (str(prov.get("benchmark_label") or prov.get("benchmark")),
             str(prov.get("optimizer_label") or prov.get("optimizer")), int(prov.get("repetition", prov.get("seed"))))
@@ -216,7 +208,7 @@ def _write_runs(df: pd.DataFrame, path: Path) -> str:
         back = read_runs(tmp)  # what was written reads back whole, or nothing is replaced
         if len(back) != len(df):
             raise DataError(f"{tmp}: wrote {len(df)} rows but {len(back)} read back; nothing replaced")
-        digest = _sha256(tmp)
+        digest = sha256_file(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -230,7 +222,7 @@ def _check_pair(d: Path, prov: Mapping[str, Any]) -> None:
     want = prov.get("runs_sha256")
     if runs.exists() and not prov:
         raise DataError(f"{d / 'provenance.json'}: missing beside {runs}; restore both with `git checkout -- {d}`")
-    if runs.exists() and want and _sha256(runs) != want:
+    if runs.exists() and want and sha256_file(runs) != want:
         raise DataError(f"{runs}: does not match the sha256 in {d / 'provenance.json'} (the pair is out of step); "
                         f"restore both with `git checkout -- {d}`")
 
