@@ -216,7 +216,7 @@ class DNGO(Optimizer):
         "n_units": Setting(50, "units per hidden layer = basis size D (paper Sec. 3.1.1)", domain=POSITIVE_INT),
         "optimizer": Setting("adam", "the network's optimiser: 'adam' (pybnn/RoBO DNGO; the paper's tuned SGD "
                                      "values are unpublished, Sec. 3.1.1) or 'sgd' (SGD with momentum, the paper's "
-                                     "words; the default before issue 23)", domain=["adam", "sgd"]),
+                                     "words; the default before issue 23)", choices=("adam", "sgd")),
         "epochs": Setting(500, "epochs over the data (pybnn/RoBO DNGO: 500)", domain=NONNEGATIVE_INT),
         "batch_size": Setting(10, "minibatch size (pybnn/RoBO DNGO: 10)", domain=POSITIVE_INT),
         "min_steps": Setting(0, "at least this many descent steps, for small n (ours; 2,000 with 'sgd' before "
@@ -255,7 +255,7 @@ class DNGO(Optimizer):
                               type=float, domain=[None, POSITIVE]),
         "prior_mean": Setting("quadratic", "the regression's prior mean: 'quadratic' (paper Sec. 3.1.3, Eq. 9) or "
                                            "'constant' (offset only, for the component study; not the paper's)",
-                              domain=["quadratic", "constant"]),
+                              choices=("quadratic", "constant")),
         "noisy_ei": Setting(True, "EI with the predictive variance of Eq. (5), which includes 1/beta (paper); "
                                   "false: latent variance"),
         **pending_settings(10, "paper 3.3: many fantasy sets per decision; 10 is ours"),
