@@ -283,8 +283,18 @@ def main() -> None:
         summary(args.summary)
         return
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    for variant in args.variant or ["adam_norm"]:
-        for seed in _parse_seeds(args.seeds):
+    variants = args.variant or ["adam_norm"]
+    jobs = [(v, s) for s in _parse_seeds(args.seeds) for v in variants]  # seed-major: every variant gets seeds early
+    done = set()
+    if os.path.exists(args.out):  # resume: skip (benchmark, evals, variant, seed) already in the file
+        for line in open(args.out):
+            if line.strip():
+                r = json.loads(line)
+                done.add((r["benchmark"], r["evals"], r["variant"], r["seed"]))
+    for variant, seed in jobs:
+        if (args.benchmark, args.evals, variant, seed) in done:
+            continue
+        if True:
             rec = run_one(args.benchmark, variant, seed, args.evals, args.coverage_n, args.pybnn_python)
             with open(args.out, "a") as f:
                 f.write(json.dumps(rec) + "\n")
