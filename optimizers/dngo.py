@@ -351,6 +351,7 @@ class DNGO(Optimizer):
             target = ys - quadratic_features(X) @ quadratic_coefficients(theta0, self.dim)[0]
         features = self._train(X, target)
         self.weights = features.weights  # type: ignore[attr-defined]
+        self.features = features  # the basis on unit-cube inputs (input rescaling included)
 
         stats = BasisStatistics(features(X), X, ys)
         n_burn = int(st["n_burn"]) if first else int(st["n_burn_later"])
