@@ -242,7 +242,7 @@ def test_constraint_model_is_off_without_failures_and_steers_away_from_them():
     model = opt._constraint()
     assert model is not None
     probe = np.array([[0.1, 0.5], [0.9, 0.5]])
-    p = model.prob(basis(model.weights, probe))
+    p = model.prob(model.features(probe))
     assert p[0] > 0.6 > 0.4 > p[1]
     s = opt.ask()
     assert bench.space.to_unit(s.config)[0] < 0.7  # EI x P(valid) stays out of the failing half
@@ -260,6 +260,149 @@ def test_pending_trials_use_many_fantasies_and_the_ask_is_deterministic():
     post = condition_on_pending(opt.fit(X, y), bench.space.to_unit([t.config for t in pending]), opt.rng,
                                 "fantasies", 3)
     assert post.n_samples == 3 * SMALL["n_samples"]
+
+
+def test_adam_matches_torch_adam():
+    """Our numpy Adam takes the steps of ``torch.optim.Adam`` (pybnn's optimiser) from the same weights."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    X, y = rng.random((6, 3)), rng.standard_normal(6)
+    w0 = train_mlp(X, y, 5, n_units=4, n_layers=2, epochs=0, min_steps=0, optimizer="adam")
+    ours = train_mlp(X, y, 5, n_units=4, n_layers=2, epochs=0, min_steps=25, batch_size=6, lr=0.03,
+                     optimizer="adam", weight_decay=1e-3)
+    params = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for W, b in w0 for a in (W, b)]
+    opt = torch.optim.Adam(params, lr=0.03, weight_decay=1e-3)
+    Xt, yt = torch.tensor(X), torch.tensor(y)[:, None]
+    for _ in range(25):  # batch = all 6 points, so the shuffling order does not matter
+        opt.zero_grad()
+        h = Xt
+        for i in range(0, len(params) - 2, 2):
+            h = torch.tanh(h @ params[i] + params[i + 1])
+        torch.mean((h @ params[-2] + params[-1] - yt) ** 2).backward()
+        opt.step()
+    theirs = [p.detach().numpy() for p in params]
+    for (W, b), tw, tb in zip(ours, theirs[::2], theirs[1::2]):
+        np.testing.assert_allclose(W, tw, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(b, tb, rtol=1e-9, atol=1e-12)
+
+
+def test_inputs_are_rescaled_for_the_network_only():
+    """With ``normalize_input`` the network sees (x - mean) / sd of the observations; the basis is a
+    function of unit-cube inputs (what the quadratic prior mean and EI see)."""
+    bench = make_benchmark("branin")
+    opt = _told(bench, 15)
+    configs, y, _ = opt.observations()
+    X = opt.snap(opt.space.to_unit(configs))
+    features = opt._train(X, (y - y.mean()) / y.std())
+    mu, sd = X.mean(0), X.std(0)
+    Z = np.random.default_rng(4).random((7, 2))
+    np.testing.assert_array_equal(features(Z), basis(features.weights, (Z - mu) / sd))
+    raw = _told(bench, 15, normalize_input=False)
+    f2 = raw._train(X, (y - y.mean()) / y.std())
+    np.testing.assert_array_equal(f2(Z), basis(f2.weights, Z))
+
+
+def test_a_diverged_fit_is_retried_visibly_and_gives_up_with_one_line(monkeypatch):
+    import benchsuite.optimizers.dngo as dngo_mod
+    from benchsuite.errors import PluginError
+
+    bench = make_benchmark("branin")
+    real = dngo_mod.train_mlp
+    calls = []
+
+    def diverge_once(X, y, seed, **kw):
+        calls.append(kw["lr"])
+        w = real(X, y, seed, **kw)
+        if len(calls) == 1:
+            w[-1][0][...] = np.nan
+        return w
+
+    monkeypatch.setattr(dngo_mod, "train_mlp", diverge_once)
+    opt = _told(bench, 10, learning_rate=0.02)
+    s = opt.ask()
+    assert calls == [0.02, pytest.approx(0.002)]  # retried once, at a tenth of the step
+    assert s.info["fit_retries"] == 1 and s.info["fit_retries_run"] == 1 and opt.n_diverged == 1
+    assert opt.ask().info["fit_retries"] == 0  # the next ask starts at the set step again
+    assert opt.n_diverged == 1
+
+    def always(X, y, seed, **kw):
+        w = real(X, y, seed, **kw)
+        w[0][0][...] = np.inf
+        return w
+
+    monkeypatch.setattr(dngo_mod, "train_mlp", always)
+    opt = _told(bench, 10, max_retries=2)
+    with pytest.raises(PluginError) as e:
+        opt.ask()
+    assert "diverged 3 times" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("key,value", [("optimizer", "rmsprop"), ("learning_rate", 0.0), ("max_steps", 0),
+                                       ("prior_mean", "cubic"), ("normalize_input", "maybe"), ("max_retries", -1),
+                                       ("n_units", 0), ("batch_size", 0)])
+def test_settings_outside_their_domain_are_one_line_errors(key, value):
+    from benchsuite.errors import InvalidSettingError
+
+    bench = make_benchmark("branin")
+    with pytest.raises(InvalidSettingError) as e:
+        DNGO(bench.space, None, np.random.default_rng(0), **{key: value})
+    assert key in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_nan_loss_is_a_failed_trial_never_a_hang():
+    """A NaN told as a success is dropped from the regression and counted as a failure (the runner
+    records it as a failed trial); ``fit`` itself refuses non-finite losses with one line."""
+    from benchsuite.errors import InvalidConfigError
+    from benchsuite.runner import run
+
+    bench = make_benchmark("branin")
+    opt = _told(bench, 10)
+    c = bench.space.sample(np.random.default_rng(9))
+    opt.tell(Trial(50, c, None), Result(loss=math.nan, cost_s=1.0))
+    s = opt.ask()
+    assert bench.space.validate(s.config) is not None
+    assert opt._constraint() is not None  # the NaN point is a failure for the constraint model
+    X = bench.space.to_unit(opt.observations()[0])
+    with pytest.raises(InvalidConfigError):
+        opt.fit(X, np.where(np.arange(len(X)) == 3, np.nan, 1.0))
+
+    class NanBranin(type(bench)):
+        def evaluate(self, config, fidelity=None, seed=None):
+            r = super().evaluate(config, fidelity, seed=seed)
+            return Result(loss=math.nan, cost_s=r.cost_s) if config["x1"] > 5 else r
+
+    out = run(NanBranin(), DNGO, seed=1, budget_evals=12, optimizer_settings=SMALL)
+    status = [r["status"] for r in out.rows]
+    assert len(status) == 12 and "failed" in status and "ok" in status
+
+
+def test_duplicate_points_give_a_singular_basis_and_still_an_answer():
+    """The same point told 20 times (Phi^T Phi of rank 1, constant input columns): Eq. (8) stays
+    finite and the ask returns a valid configuration in bounded time."""
+    import time
+
+    bench = make_benchmark("branin")
+    opt = DNGO(bench.space, None, np.random.default_rng(0), **SMALL)
+    c = bench.space.sample(np.random.default_rng(1))
+    for i in range(20):
+        opt.tell(Trial(i, c, None), bench.evaluate(c))
+    opt.n_asked = 99
+    X = opt.snap(bench.space.to_unit(opt.observations()[0]))
+    y = opt.observations()[1]
+    stats = BasisStatistics(np.tile(np.tanh(X[:1] @ np.ones((2, 8))), (20, 1)), X, y - y.mean())
+    assert np.linalg.matrix_rank(stats.PtP) == 1
+    assert math.isfinite(stats.log_likelihood(initial_theta(2)))
+    t = time.perf_counter()
+    s = opt.ask()
+    assert time.perf_counter() - t < 60 and bench.space.validate(s.config) is not None
+
+
+def test_constant_prior_mean_holds_the_quadratic_off():
+    X, Phi, y = _data()
+    stats = BasisStatistics(Phi, X, y)
+    th = slice_sweeps(stats, QuadraticPrior(), initial_theta(2), np.random.default_rng(0), 5, 3, quadratic=False)
+    assert np.all(th[:, 3:5] == 0.5) and np.all(np.exp(th[:, 5:]) < 1e-6)
+    assert np.ptp(th[:, 0]) > 0 and np.ptp(th[:, 2]) > 0  # alpha and the offset move
 
 
 # -- the logistic-regression benchmark of Table 1 ----------------------------------------------------

@@ -129,11 +129,25 @@ def initial_theta(K: int) -> np.ndarray:
     return np.concatenate([[0.0, math.log(1000.0), 0.0], np.full(K, 0.5), np.full(K, math.log(0.1))])
 
 
+def constant_mean_theta(theta: np.ndarray, K: int) -> np.ndarray:
+    """``theta`` with the quadratic switched off: centre 0.5, ``Lambda_kk`` at the lower bound e^-15 (about 3e-7)."""
+    theta = np.array(theta, dtype=float)
+    theta[3:3 + K] = 0.5
+    theta[3 + K:3 + 2 * K] = LOG_LAMBDA_BOUNDS[0]
+    return theta
+
+
 def slice_sweeps(stats: BasisStatistics, prior: QuadraticPrior, theta0: np.ndarray, rng: np.random.Generator,
-                 n_samples: int, n_burn: int = 0, width: float = 1.0) -> np.ndarray:
-    """``n_samples`` coordinate-wise slice-sampling sweeps after ``n_burn``: rows ``(n_samples, 3 + 2K)``."""
+                 n_samples: int, n_burn: int = 0, width: float = 1.0, quadratic: bool = True) -> np.ndarray:
+    """``n_samples`` coordinate-wise slice-sampling sweeps after ``n_burn``: rows ``(n_samples, 3 + 2K)``.
+
+    ``quadratic=False`` samples only ``log alpha``, ``log beta`` and the offset ``lambda`` (a
+    constant prior mean, for the component study; not the paper's Sec. 3.1.3): the centre and
+    scales are held at :func:`constant_mean_theta`'s values.
+    """
     K = stats.K
-    theta = np.array(theta0, dtype=float)
+    theta = np.array(theta0, dtype=float) if quadratic else constant_mean_theta(theta0, K)
+    n_coords = theta.size if quadratic else 3
 
     def logpost(t: np.ndarray) -> float:
         lp = prior.log_prior(t, K)
@@ -141,11 +155,11 @@ def slice_sweeps(stats: BasisStatistics, prior: QuadraticPrior, theta0: np.ndarr
 
     lp = logpost(theta)
     if not math.isfinite(lp):  # a carried-over state outside the support: restart
-        theta = initial_theta(K)
+        theta = initial_theta(K) if quadratic else constant_mean_theta(initial_theta(K), K)
         lp = logpost(theta)
     out = np.empty((int(n_samples), theta.size))
     for sweep in range(int(n_burn) + int(n_samples)):
-        for j in range(theta.size):
+        for j in range(n_coords):
             def f(v: float, j: int = j) -> float:
                 t = theta.copy()
                 t[j] = v
