@@ -41,6 +41,7 @@ class FakeDA(SearchSpace):
     """
 
     kind = "architecture"
+    capabilities = frozenset({"walk", "features"})  # announced, as every space announces what it offers
     depths, ops, filters = (1, 2, 3), ("conv3", "conv5", "pool"), (16, 32)
 
     def walk(self, choose: Any) -> tuple:

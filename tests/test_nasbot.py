@@ -119,6 +119,8 @@ def test_multi_step_mutation_uses_the_authors_step_probabilities():
 class _TagSpace(SearchSpace):
     """Configurations are (parent, child counter) pairs so the EA's parent choices can be read back."""
 
+    capabilities = frozenset({"mutate", "initial_pool"})
+
     def __init__(self):
         self.counter = 0
 
@@ -189,6 +191,8 @@ def test_generic_distances_and_space_distance_method():
     assert np.all((D[1] >= 0) & (D[1] <= 1))
 
     class WithDistance(ToyChainSpace):
+        capabilities = ToyChainSpace.capabilities | {"distance"}
+
         def distance(self, a, b):
             return abs(len(a) - len(b)) + 0.5
 
