@@ -24,10 +24,13 @@ the choices a function of the seed alone (used by the tests).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from benchsuite.benchmark import Fidelity
+from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities
 from benchsuite.settings import POSITIVE_INT, Setting
 
@@ -53,6 +56,17 @@ class Fabolas(CostAwareES):
                                 type=tuple),
         **CostAwareES.common_settings,
     }
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """Every init_subsets fraction of the full value lies on the fidelity axis: none is clamped silently."""
+        lo, hi = (0.0, math.inf) if fidelity is None else (fidelity.low / fidelity.full, fidelity.high / fidelity.full)
+        for f in settings["init_subsets"]:
+            ok = isinstance(f, (int, float)) and not isinstance(f, bool) and math.isfinite(f) and f > 0
+            if not ok or not lo * (1 - 1e-9) <= f <= hi * (1 + 1e-9):
+                where = "a positive number" if fidelity is None else \
+                    f"a fraction in [{lo:g}, {hi:g}] of the full value of benchmark fidelity {fidelity.name!r}"
+                raise InvalidSettingError(f"optimizer {cls.name!r}: setting init_subsets has {repr(f)[:40]}; each must be {where}")
 
     def make_kernels(self, d: int) -> tuple[gp.Kernel, gp.Kernel]:
         mat = range(d)
