@@ -384,7 +384,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         try:
             config, fidelity = bench.check(args.config, args.fidelity)
         except InvalidConfigError as why:
-            if args.config.lstrip()[:1] in ("{", "[", '"'):  # meant as JSON: the JSON error is the one to fix
+            # meant as JSON, or a space that takes no strings ("... got str"): the JSON error is the one to fix
+            if args.config.lstrip()[:1] in ("{", "[", '"') or "got str" in str(why):
                 raise InvalidConfigError(f"--config {show(args.config)} is not valid JSON ({exc})") from None
             # meant as a configuration string: say what is wrong with it, not that it is not JSON
             raise InvalidConfigError(f"--config for {args.benchmark!r}: {why}") from None
