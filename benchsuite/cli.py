@@ -23,10 +23,11 @@ import traceback
 from pathlib import Path
 from collections.abc import Sequence
 
-from .errors import BenchsuiteError, PluginError, one_line
+from .errors import BenchsuiteError, PluginError, one_line, shorten
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
 
 EXIT_USAGE = 2
+MAX_ERROR_CHARS = 2000  # longest error line; the middle of a longer one is cut (issue 26)
 # the methods a plugin's traceback is attributed to (the outermost one the suite called)
 PLUGIN_METHODS = ("setup", "prepare", "ask", "tell", "recommend", "test_loss", "evaluate", "check_supports")
 
@@ -370,7 +371,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import json
 
     from . import registry
-    from .errors import InvalidConfigError
+    from .errors import InvalidConfigError, show
     from .settings import parse_assignments
 
     settings = parse_assignments(args.benchmark_settings)
@@ -383,8 +384,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         try:
             config, fidelity = bench.check(args.config, args.fidelity)
         except InvalidConfigError as why:
-            raise InvalidConfigError(f"--config is not valid JSON ({exc}), nor a configuration string "
-                                     f"{args.benchmark!r} accepts ({why})") from None
+            # meant as JSON, or a space that takes no strings ("... got str"): the JSON error is the one to fix
+            if args.config.lstrip()[:1] in ("{", "[", '"') or "got str" in str(why):
+                raise InvalidConfigError(f"--config {show(args.config)} is not valid JSON ({exc})") from None
+            # meant as a configuration string: say what is wrong with it, not that it is not JSON
+            raise InvalidConfigError(f"--config for {args.benchmark!r}: {why}") from None
     else:
         config, fidelity = bench.check(raw, args.fidelity)
     with _plugin_errors(f"benchmark {args.benchmark!r}", None):
@@ -456,7 +460,7 @@ def _cmd_describe(name: str) -> int:
 
 def _say(message: object) -> None:
     """Print ``benchsuite: error: MESSAGE`` on one line of stderr, whatever characters it holds."""
-    line = f"benchsuite: error: {one_line(message)}\n"
+    line = f"benchsuite: error: {shorten(message, MAX_ERROR_CHARS)}\n"  # a 100 kB input is not echoed whole
     enc = getattr(sys.stderr, "encoding", None) or "utf-8"
     sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace"))
     sys.stderr.flush()

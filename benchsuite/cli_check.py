@@ -93,12 +93,36 @@ def load_plugin(spec: str) -> type:
                 sys.path.remove(str(Path.cwd()))
     except BenchsuiteError:
         raise
+    except SystemExit as exc:  # sys.exit() at import must not end `check` with the plugin's status (issue 26)
+        raise UnknownNameError(f"plugin {spec!r}: importing {mod_name} called sys.exit({_short(exc.code)}); "
+                               "a plugin module must not exit when imported") from None
     except Exception as exc:  # noqa: BLE001 - any import failure of the user's code is one line
-        raise UnknownNameError(f"plugin {spec!r}: importing {mod_name} failed ({type(exc).__name__}: {exc})") from None
+        raise UnknownNameError(f"plugin {spec!r}: importing {mod_name} failed "
+                               f"({type(exc).__name__}: {_short(exc)})") from None
     cls = getattr(module, cls_name, None)
     if not (inspect.isclass(cls) and issubclass(cls, (Optimizer, Benchmark))):
-        raise UnknownNameError(f"plugin {spec!r}: {mod_name} has no Optimizer or Benchmark class {cls_name!r}")
+        found = _plugin_classes(module)
+        hint = f"it defines {', '.join(found)}" if found else "it defines no Optimizer or Benchmark subclass"
+        raise UnknownNameError(f"plugin {spec!r}: {mod_name} has no Optimizer or Benchmark class {cls_name!r}; "
+                               f"{hint}")
+    if cls in (Optimizer, Benchmark) or inspect.isabstract(cls):
+        missing = ", ".join(sorted(getattr(cls, "__abstractmethods__", ()))) or "everything"
+        raise UnknownNameError(f"plugin {spec!r}: {cls_name} is an abstract base class (it does not implement "
+                               f"{missing}); name a plugin class that subclasses it")
     return cls
+
+
+def _short(value: object, limit: int = 200) -> str:
+    """``value`` as one line of at most ``limit`` characters."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _plugin_classes(module: Any) -> list[str]:
+    """Names of the concrete Optimizer/Benchmark subclasses defined in ``module`` itself."""
+    return sorted(name for name, obj in vars(module).items()
+                  if inspect.isclass(obj) and issubclass(obj, (Optimizer, Benchmark))
+                  and obj.__module__ == module.__name__ and not inspect.isabstract(obj))
 
 
 def default_table(cls: type[Optimizer]) -> str:
@@ -136,7 +160,9 @@ def race(cls: type[Optimizer], table: str, budget: int, seeds: int, settings: di
 
 
 def _line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, SystemExit):
+        return f"the plugin called sys.exit({_short(exc.code)})"
+    text = _short(exc, 500) or type(exc).__name__
     return text if isinstance(exc, (AssertionError, BenchsuiteError)) else f"{type(exc).__name__}: {text}"
 
 
@@ -149,7 +175,7 @@ def main(args: argparse.Namespace) -> int:
     if issubclass(cls, Benchmark):
         try:
             report = check_benchmark(cls)
-        except Exception as exc:  # noqa: BLE001 - every breach is one reported line
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - every breach is one reported line
             failures.append(f"{cls.name or cls.__name__}: check_benchmark: {_line(exc)}")
         else:
             if report.skipped:
@@ -161,7 +187,7 @@ def main(args: argparse.Namespace) -> int:
         try:
             report = check_optimizer(cls, settings=cls.test_settings)
             print(f"{name}: conformance kit passed on {', '.join(f'{b} x{w}' for b, w in report.checked)}")
-        except Exception as exc:  # noqa: BLE001
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's sys.exit is a failure, not our status
             failures.append(f"{name}: conformance kit: {_line(exc)}")
         if not args.no_race and not failures:
             table = args.benchmark or default_table(cls)
@@ -170,7 +196,7 @@ def main(args: argparse.Namespace) -> int:
                 med = race(cls, table, args.budget, args.seeds, settings)
             except BenchsuiteError:
                 raise  # a bad --benchmark or an unsupported pairing: the user's error (exit 2)
-            except Exception as exc:  # noqa: BLE001
+            except (Exception, SystemExit) as exc:  # noqa: BLE001
                 failures.append(f"{name}: race on {table}: {_line(exc)}")
             else:
                 mine, base = med[cls.name], med[BASELINE]

@@ -11,6 +11,20 @@ def one_line(message: object) -> str:
     return " ".join(str(message).split())
 
 
+def shorten(text: object, limit: int = 120) -> str:
+    """``text`` as one line of at most about ``limit`` characters: a long middle is cut and its length said."""
+    line = one_line(text)
+    if len(line) <= limit:
+        return line
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{line[:head]}...[{len(line) - head - tail} characters cut]...{line[-tail:]}"
+
+
+def show(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a one-line message, shortened (a 100 kB input is not echoed whole)."""
+    return shorten(repr(value), limit)
+
+
 class BenchsuiteError(Exception):
     """Base of every error a user can cause (bad name, bad value, missing data)."""
 

@@ -22,15 +22,16 @@ driven outside the runner (a unit test calling ``ask``/``tell`` itself) sees
 """
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .benchmark import Fidelity, Result
-from .errors import UnsupportedError
+from .errors import PluginError, UnsupportedError, shorten
 from .settings import Setting, resolve_settings
 from .space import SearchSpace
 
@@ -120,16 +121,45 @@ class Optimizer(ABC):
     settings_spec: ClassVar[dict[str, Setting]] = {}
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap a plugin's own ``ask`` so that a return value other than a :class:`Suggestion` names the contract."""
+        super().__init_subclass__(**kwargs)
+        ask = cls.__dict__.get("ask")
+        if ask is None or getattr(ask, "__isabstractmethod__", False) or getattr(ask, "_checks_suggestion", False):
+            return
+
+        @functools.wraps(ask)
+        def checked_ask(self: Optimizer, *args: Any, **kw: Any) -> Suggestion:
+            suggestion = ask(self, *args, **kw)
+            if not isinstance(suggestion, Suggestion):
+                raise PluginError(f"optimizer {type(self).name or type(self).__name__!r}: ask must return a Suggestion "
+                                  f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
+                                  f"{shorten(repr(suggestion), 80)} of type {type(suggestion).__name__}")
+            return suggestion
+
+        checked_ask._checks_suggestion = True  # type: ignore[attr-defined]
+        cls.ask = checked_ask  # type: ignore[method-assign]
+
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, **settings: Any):
         self.space = space
         self.fidelity = fidelity
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.settings = resolve_settings(f"optimizer {self.name!r}", self.settings_spec, settings)
+        self.check_settings(self.settings, fidelity)
         self.history: list[Trial] = []
         self._best_full: Trial | None = None  # incumbents kept incrementally: recommend() is O(1)
         self._best_any: Trial | None = None
         self.setup()
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """Raise :class:`InvalidSettingError` when resolved settings contradict each other or the fidelity axis.
+
+        Called at construction (before ``setup``) and by protocol validation, which passes
+        ``fidelity=None`` when the benchmark is not built then: checks that need the axis
+        skip themselves in that case. The message names both settings (issue 26, item 2).
+        """
 
     def setup(self) -> None:
         """Plugin-specific initialisation, after settings are resolved."""

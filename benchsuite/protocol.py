@@ -431,6 +431,8 @@ def _benchmarks(c: _Checker, raw: Mapping, default_budget: Budget | None) -> tup
         optimum = item.get("optimum")
         if optimum is not None and (isinstance(optimum, bool) or not isinstance(optimum, (int, float))):
             raise c.fail(_join(k, "optimum"), f"expected a number, got {_show(optimum)}")
+        if optimum is not None and not math.isfinite(optimum):
+            raise c.fail(_join(k, "optimum"), f"expected a finite number (regret is loss - optimum), got {optimum}")
         label = c.label(_join(k, "label"), item.get("label", name))
         gpu = getattr(getattr(cls, "requirements", None), "gpu", "no")
         instances = _instances(c, _join(k, "instances"), cls, name, item.get("instances"))
@@ -475,6 +477,7 @@ def _optimizers(c: _Checker, raw: Any) -> tuple[tuple[OptimizerSpec, ...], tuple
             skipped.append((label, why))
             continue
         settings = _settings(c, _join(k, "settings"), cls, f"optimizer {name!r}", item.get("settings"))
+        _check_settings(c, _join(k, "settings"), cls, settings, None)
         specs.append(OptimizerSpec(name, label, settings))
     _unique(c, "optimizers", labels)
     if not specs:
@@ -510,10 +513,26 @@ def _check_pairs(c: _Checker, benchmarks: Sequence[BenchmarkSpec], optimizers: S
         except BenchsuiteError:
             continue
         for o in optimizers:
+            ocls = registry.get_optimizer(o.name)
             try:
-                registry.get_optimizer(o.name).check_supports(bench.space, bench.fidelity, workers)
+                ocls.check_supports(bench.space, bench.fidelity, workers)
             except UnsupportedError as exc:
                 raise c.fail("optimizers", f"{o.label} cannot run on {b.label}: {exc}") from None
+            _check_settings(c, "optimizers", ocls, o.settings, bench.fidelity, f"{o.label} on {b.label}: ")
+
+
+def _check_settings(c: _Checker, key: str, cls: type, given: Mapping[str, Any], fidelity: Any,
+                    prefix: str = "") -> None:
+    """Settings that contradict each other or the benchmark's fidelity axis (``Optimizer.check_settings``)."""
+    from .settings import resolve_settings
+
+    check = getattr(cls, "check_settings", None)
+    if check is None:
+        return
+    try:
+        check(resolve_settings(f"optimizer {cls.name!r}", cls.settings_spec, given), fidelity)
+    except BenchsuiteError as exc:
+        raise c.fail(key, prefix + str(exc)) from None
 
 
 def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "") -> Protocol:

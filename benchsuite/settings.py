@@ -275,6 +275,14 @@ def resolve_settings(owner: str, declared: Mapping[str, Setting], given: Mapping
     return out
 
 
+def require_at_most(owner: str, settings: Mapping[str, Any], small: str, large: str, why: str) -> None:
+    """Raise :class:`InvalidSettingError` naming both settings unless ``settings[small] <= settings[large]``."""
+    a, b = settings[small], settings[large]
+    if not a <= b:
+        raise InvalidSettingError(f"{owner}: setting {small}={_show(a)} must not exceed {large}={_show(b)} ({why}); "
+                                  f"set both with --set {small}=... --set {large}=...")
+
+
 def describe_settings(declared: Mapping[str, Setting], values: Mapping[str, Any] | None = None) -> list[str]:
     """The ``settings:`` block of ``benchsuite describe``: name = value, allowed values, help."""
     if not declared:

@@ -39,15 +39,15 @@ from __future__ import annotations
 import math
 import zlib
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from benchsuite.benchmark import Result
+from benchsuite.benchmark import Fidelity, Result
 from benchsuite.errors import UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import NONNEGATIVE, POSITIVE, POSITIVE_INT, UNIT, Setting
+from benchsuite.settings import NONNEGATIVE, POSITIVE, POSITIVE_INT, UNIT, Setting, require_at_most
 from benchsuite.space import SearchSpace
 
 # a decision of a walk: (hyperparameter name, its values, the index chosen)
@@ -430,6 +430,12 @@ class DAEvolution(_DASearcher):
                                    domain=POSITIVE_INT),
         "sample_size": Setting(TOURNAMENT, "tournament sample size S (Sec. 7.2: 25)", type=int, domain=POSITIVE_INT),
     }
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """A tournament draws ``sample_size`` members of the population: S <= P (Sec. 7.2: 25 of 100)."""
+        require_at_most(f"optimizer {cls.name!r}", settings, "sample_size", "population_size",
+                        "a tournament samples members of the population")
 
     def setup(self) -> None:
         p = self.settings["population_size"]

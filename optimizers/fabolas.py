@@ -24,10 +24,13 @@ the choices a function of the seed alone (used by the tests).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from benchsuite.benchmark import Fidelity
+from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities
 from benchsuite.settings import POSITIVE_INT, Setting
 
@@ -53,6 +56,24 @@ class Fabolas(CostAwareES):
                                 type=tuple),
         **CostAwareES.common_settings,
     }
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """Every init_subsets fraction the user sets lies on the fidelity axis: none is clamped silently.
+
+        The default (fabolas.txt Sec. 3.3's SVM subsets 1/64..1/8) is still snapped to an axis that
+        starts above 1/64 (e.g. epochs 1..27): it is the paper's value, not a user's request.
+        """
+        default = tuple(cls.settings_spec["init_subsets"].default)
+        axis = fidelity is not None and tuple(settings["init_subsets"]) != default
+        lo, hi = (fidelity.low / fidelity.full, fidelity.high / fidelity.full) if axis else (0.0, math.inf)
+        for f in settings["init_subsets"]:
+            ok = isinstance(f, (int, float)) and not isinstance(f, bool) and math.isfinite(f) and f > 0
+            if not ok or not lo * (1 - 1e-9) <= f <= hi * (1 + 1e-9):
+                where = "a positive number" if not axis else \
+                    f"a fraction in [{lo:g}, {hi:g}] of the full value of benchmark fidelity {fidelity.name!r}"
+                raise InvalidSettingError(f"optimizer {cls.name!r}: setting init_subsets has {repr(f)[:40]}; "
+                                          f"each must be {where}")
 
     def make_kernels(self, d: int) -> tuple[gp.Kernel, gp.Kernel]:
         mat = range(d)

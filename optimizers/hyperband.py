@@ -27,13 +27,25 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchsuite.benchmark import Result
+from benchsuite.benchmark import Fidelity, Result
+from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE, Interval, Setting
+
+
+# the most configurations one bracket may start with: more would take hours and gigabytes before the
+# first promotion (issue 26: min_fidelity=1e-9 on a 1/128..1 axis gave 3^18). Not from Li et al.: a
+# guard of the suite; the paper's SVM axis (fabolas.txt Sec. 4, 1/128..1, eta 3) needs 81.
+MAX_BRACKET_CONFIGS = 10_000
+
+
+def _s_max(r_max: float, r_min: float, eta: int) -> int:
+    """``floor(log_eta(R / r_min))``; the small epsilon keeps e.g. log_3(81) from rounding down to 3.999..."""
+    return int(math.floor((math.log(r_max) - math.log(r_min)) / math.log(eta) + 1e-9))
 
 
 @dataclass
@@ -82,14 +94,41 @@ class Hyperband(Optimizer):
                              "any: fall back to the best at any fidelity", choices=("full", "any")),
     }
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """min_fidelity within the benchmark's fidelity range, and a first bracket of at most MAX_BRACKET_CONFIGS."""
+        if fidelity is None:
+            return  # not known at protocol validation for tabular/live benchmarks: checked when the run starts
+        owner = f"optimizer {cls.name!r}"
+        given = settings["min_fidelity"]
+        r_min = float(fidelity.low if given is None else given)
+        r_max = float(fidelity.full)
+        axis = f"benchmark fidelity {fidelity.name!r} [{fidelity.low:g}, {fidelity.high:g}], full = {r_max:g}"
+        if given is None and r_min <= 0:
+            raise InvalidSettingError(f"{owner}: the {axis} starts at {r_min:g}; set min_fidelity to a positive "
+                                      "smallest resource")
+        if r_min > r_max:
+            raise InvalidSettingError(f"{owner}: setting min_fidelity={r_min:g} is above the {axis}; "
+                                      "every rung would run at full fidelity")
+        eta = int(settings["eta"])
+        s_max = _s_max(r_max, r_min, eta)
+        n_first = eta**s_max  # ceil((s_max + 1) eta^s_max / (s_max + 1)): the largest bracket (Li et al. Alg. 1)
+        if n_first > MAX_BRACKET_CONFIGS:
+            shown = f"{n_first:,}" if n_first < 10**15 else f"{eta}^{s_max}"
+            raise InvalidSettingError(
+                f"{owner}: settings min_fidelity={r_min:g} and eta={eta} on the {axis} give a first bracket of "
+                f"{shown} configurations (more than {MAX_BRACKET_CONFIGS:,}); raise min_fidelity or eta")
+        if r_min < fidelity.low:
+            raise InvalidSettingError(f"{owner}: setting min_fidelity={r_min:g} is below the {axis}; "
+                                      "its rungs would be clamped to the lower bound")
+
     def setup(self) -> None:
         fid = self.fidelity
         self.eta = int(self.settings["eta"])
         self.r_max = float(fid.full)
         self.r_min = float(self.settings["min_fidelity"] or fid.low)
         ratio = self.r_max / self.r_min
-        # the small epsilon keeps e.g. log_3(81) from rounding down to 3.999...
-        self.s_max = int(math.floor(math.log(ratio) / math.log(self.eta) + 1e-9))
+        self.s_max = _s_max(self.r_max, self.r_min, self.eta)
         self.budget = (self.s_max + 1) * ratio  # B in units of r_min
         self.brackets: list[_Bracket] = []
         self.next_s = self.s_max

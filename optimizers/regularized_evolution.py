@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from benchsuite.benchmark import Result
+from benchsuite.benchmark import Fidelity, Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import POSITIVE_INT, Setting
+from benchsuite.settings import POSITIVE_INT, Setting, require_at_most
 
 
 class RegularizedEvolution(Optimizer):
@@ -40,6 +41,12 @@ class RegularizedEvolution(Optimizer):
         "avoid_duplicates": Setting(True, "re-mutate (up to 20 times) a child that was already evaluated"),
         "valid_only": Setting(True, "re-mutate (up to 20 times) a child the space calls invalid (COMBO Supp. 4.4.4)"),
     }
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """A tournament draws ``sample_size`` members of the population: S <= P (Real et al. 2019)."""
+        require_at_most(f"optimizer {cls.name!r}", settings, "sample_size", "population_size",
+                        "a tournament samples members of the population")
 
     def setup(self) -> None:
         self.population: deque[tuple[object, float]] = deque()

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from benchsuite.benchmark import Result
+from benchsuite.benchmark import Fidelity, Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting, require_at_most
 from benchsuite.optimizers.models.annealing import random_moves, unordered_mask
 
 
@@ -41,6 +42,12 @@ class SimulatedAnnealing(Optimizer):
         "max_free_steps": Setting(100, "steps on already-evaluated neighbours allowed per ask",
                                   domain=NONNEGATIVE_INT),
     }
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any], fidelity: Fidelity | None) -> None:
+        """The schedule cools: t_min <= t_max (equal: a constant temperature)."""
+        require_at_most(f"optimizer {cls.name!r}", settings, "t_min", "t_max",
+                        "the temperature falls from t_max to t_min")
 
     def setup(self) -> None:
         self.n_levels = self.space.n_levels

@@ -475,6 +475,8 @@ def validate_graph(g: LayerGraph | Mapping[str, Any] | str,
             raise _bad(f"edge {list(e)!r} refers to a layer outside 0..{n - 1}")
         if p == c:
             raise _bad(f"edge {list(e)!r} connects layer {p} ({labels[p]}) to itself; remove it")
+        if (p, c) in eset:
+            raise _bad(f"edge {list(e)!r} is listed twice; a layer feeds another at most once, remove the copy")
         eset.add((p, c))
     par: list[list[int]] = [[] for _ in range(n)]
     chi: list[list[int]] = [[] for _ in range(n)]

@@ -95,7 +95,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import InvalidConfigError
+from ..errors import InvalidConfigError, show
 from ..space import Categorical, Config, Space
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -190,29 +190,29 @@ def from_arch_string(s: str) -> Config:
     parts = text.split("+")
     if len(parts) != N_NODES - 1:
         raise InvalidConfigError(
-            f"architecture string {s!r} has {len(parts)} node(s), need {N_NODES - 1}; {FORMAT_HINT}")
+            f"architecture string {show(s)} has {len(parts)} node(s), need {N_NODES - 1}; {FORMAT_HINT}")
     config: Config = {}
     for j, part in enumerate(parts, start=1):
         if len(part) < 2 or not (part.startswith("|") and part.endswith("|")):
-            raise InvalidConfigError(f"architecture string {s!r}: node {j} {part!r} is not '|...|'; {FORMAT_HINT}")
+            raise InvalidConfigError(f"architecture string {show(s)}: node {j} {show(part, 40)} is not '|...|'; {FORMAT_HINT}")
         tokens = part[1:-1].split("|")
         if len(tokens) != j:
             raise InvalidConfigError(
-                f"architecture string {s!r}: node {j} has {len(tokens)} input(s), need {j}; {FORMAT_HINT}")
+                f"architecture string {show(s)}: node {j} has {len(tokens)} input(s), need {j}; {FORMAT_HINT}")
         for i, tok in enumerate(tokens):
             m = _TOKEN.match(tok)
             if m is None:
-                raise InvalidConfigError(f"architecture string {s!r}: bad entry {tok!r}; {FORMAT_HINT}")
+                raise InvalidConfigError(f"architecture string {show(s)}: bad entry {show(tok, 40)}; {FORMAT_HINT}")
             op, src = m.group(1), int(m.group(2))
             if op not in OPS:
-                raise InvalidConfigError(f"architecture string {s!r}: unknown operation {op!r}; {FORMAT_HINT}")
+                raise InvalidConfigError(f"architecture string {show(s)}: unknown operation {show(op, 40)}; {FORMAT_HINT}")
             if src != i:
                 raise InvalidConfigError(
-                    f"architecture string {s!r}: node {j} entry {i + 1} reads node {src}, must read node {i}; "
+                    f"architecture string {show(s)}: node {j} entry {i + 1} reads node {src}, must read node {i}; "
                     f"{FORMAT_HINT}")
             config[f"edge_{j}_{i}"] = op
     # every well-formed string is in the table: this one spells a cell another way (e.g. "~00")
-    raise InvalidConfigError(f"architecture string {s!r} is not in the official spelling; did you mean "
+    raise InvalidConfigError(f"architecture string {show(s)} is not in the official spelling; did you mean "
                              f"{_format(tuple(config[n] for n in EDGE_NAMES))!r}? {FORMAT_HINT}")
 
 
