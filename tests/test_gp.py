@@ -155,7 +155,7 @@ def test_ctrl_c_inside_the_chain_propagates_without_emcee_printing(capsys, monke
     y = X.sum(1)
     k = gp.Matern52(range(2))
     calls = [0]
-    real = mcmc.log_posterior
+    real = mcmc._log_posterior_factors
 
     def interrupted(*a, **kw):
         calls[0] += 1
@@ -163,7 +163,7 @@ def test_ctrl_c_inside_the_chain_propagates_without_emcee_printing(capsys, monke
             raise KeyboardInterrupt
         return real(*a, **kw)
 
-    monkeypatch.setattr(mcmc, "log_posterior", interrupted)
+    monkeypatch.setattr(mcmc, "_log_posterior_factors", interrupted)
     with pytest.raises(KeyboardInterrupt):
         mcmc.HyperparameterSampler(k, np.random.default_rng(0), burnin=5, chain_length=5).sample(X, y)
     cap = capsys.readouterr()
