@@ -32,7 +32,7 @@ from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from .models import acq_opt, gp
-from .models.acquisition import integrated_ei
+from .models.acquisition import integrated_ei, integrated_ei_grad
 from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
 from .models.mcmc import MCMC_SETTINGS
 from .models.posterior import condition_on_pending, pending_settings
@@ -63,8 +63,10 @@ class GPEI(Optimizer):
                                      "candidates; only the best 10% are then scored with every sample. 0 scores "
                                      "every candidate with every sample (our choice, issue 24)",
                                   domain=NONNEGATIVE_INT),
-        "batch_starts": Setting(True, "run the L-BFGS-B starts as one batched ascent (as BoTorch does); false: one "
-                                      "after the other (our choice, issue 24)", type=bool),
+        "batch_starts": Setting(False, "run the L-BFGS-B starts as one batched ascent on their sum (as BoTorch "
+                                       "does); false: one after the other, each stopping on its own (our choice: "
+                                       "with exact gradients the separate runs took fewer evaluations at n = 100)",
+                                type=bool),
         **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 
@@ -112,8 +114,16 @@ class GPEI(Optimizer):
             def screen(Xc: np.ndarray) -> np.ndarray:
                 return integrated_ei(sub.predict(Xc), sub_best)
 
+        acq_grad = None
+        if hasattr(self.kernel, "cross_grad"):  # analytic gradient for the plain Matern GP (not the warped one)
+
+            def acq_grad(Xc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                p, dmu, dvar = post.predict_grad(Xc)
+                return integrated_ei_grad(p, dmu, dvar, best)
+
+        batch = bool(self.settings["batch_starts"])
         x, _ = acq_opt.maximize_smooth(acq, self.dim, self.rng, self.settings, X, y, snap=self.snap, screen=screen,
-                                       batch_starts=bool(self.settings["batch_starts"]))
+                                       batch_starts=batch, fn_grad=acq_grad)
         t2, c2 = time.perf_counter(), time.process_time()
         self.last_timing = {"mcmc_s": t1 - t0, "acq_s": t2 - t1, "mcmc_cpu_s": c1 - c0, "acq_cpu_s": c2 - c1}
         return Suggestion(self.space.from_unit(x), self.full_fidelity(), {"phase": "bo"})

@@ -186,6 +186,23 @@ class Matern52(Kernel):
         amp, _ = self._split(P)
         return np.broadcast_to(amp[:, None], (amp.shape[0], X.shape[-2])).copy()
 
+    def cross_grad(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``K(X1, X2)`` ``(S, n1, n2)`` and its gradient in ``X2``, ``(S, n1, n2, D)`` (shared 2-D inputs).
+
+        With ``u = sqrt(5) r``: ``dk/dx2_d = -(5/3) amp (1 + u) exp(-u) (x2_d - x1_d) / l_d^2``.
+        """
+        amp, ls = self._split(P)
+        inv2 = 1.0 / ls**2  # (S, d)
+        diff = X2[None, :, self.dims] - X1[:, None, self.dims]  # (n1, n2, d)
+        r2 = np.einsum("ijd,sd->sij", diff**2, inv2)
+        u = np.sqrt(5.0 * np.maximum(r2, 0.0))
+        e = np.exp(-u)
+        K = amp[:, None, None] * (1.0 + u + u * u / 3.0) * e
+        g = (-5.0 / 3.0) * amp[:, None, None] * (1.0 + u) * e
+        dK = np.zeros(K.shape + (X2.shape[1],))
+        dK[..., self.dims] = g[..., None] * diff[None] * inv2[:, None, None, :]
+        return K, dK
+
     def _pair_table(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # squared differences per dimension over the lower-triangle pairs of X, (d, n(n+1)/2), kept
         # for the last X: an MCMC run evaluates hundreds of walkers on the same inputs
@@ -592,6 +609,27 @@ class GPPosterior:
             means.append(mu * self.y_scale + self.y_shift)
             variances.append(var * self.y_scale**2)
         return Posterior(np.concatenate(means, 1), np.concatenate(variances, 1), self.noise_var)
+
+    def predict_grad(self, Xs: np.ndarray) -> tuple[Posterior, np.ndarray, np.ndarray]:
+        """:meth:`predict` at ``Xs`` ``(m, D)`` plus the gradients of mean and variance, each ``(S, m, D)``.
+
+        For kernels with ``cross_grad`` (:class:`Matern52`); the variance gradient is zero where
+        the variance sits on its floor.
+        """
+        Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
+        Ks, dK = self.kernel.cross_grad(self.kparams, self.X, Xs)
+        V = self.Linv @ Ks if self.X.shape[0] < TRSM_MIN_N else tri_solve(self.L, Ks)
+        W = np.swapaxes(self.Linv, 1, 2) @ V if self.X.shape[0] < TRSM_MIN_N else tri_solve(self.L, V, trans=True)
+        mu = np.einsum("snm,sn->sm", Ks, self.alpha) + self.mean[:, None]
+        kss = self.kernel.diag(self.kparams, Xs)
+        raw = kss - (V**2).sum(1)
+        floor = 1e-12 * np.maximum(kss, 1e-300)
+        var = np.maximum(raw, floor)
+        dmu = np.einsum("snmd,sn->smd", dK, self.alpha)
+        dvar = -2.0 * np.einsum("snmd,snm->smd", dK, W)
+        dvar[raw <= floor] = 0.0
+        s = self.y_scale
+        return (Posterior(mu * s + self.y_shift, var * s**2, self.noise_var), dmu * s, dvar * s**2)
 
     def predict_joint(self, Xa: np.ndarray, Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Means at ``Xa`` and ``Xb``, the full posterior covariance of ``Xa`` and the cross covariance.
