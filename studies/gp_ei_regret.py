@@ -44,21 +44,28 @@ def one_seed(bench_name: str, seed: int, evals: int, settings: dict) -> dict:
 
 
 def summarise(paths: list[str]) -> None:
-    """Print median [quartiles] and mean regret per checkpoint for each saved file."""
-    print("| label | benchmark | seeds | evals | median regret [q1, q3] | mean | CPU s per run |")
-    print("|---|---|---|---|---|---|---|")
+    """Print median [quartiles] and mean regret per checkpoint, pooling the files of one label and benchmark."""
+    pooled: dict[tuple[str, str], dict] = {}
     for p in paths:
         with open(p) as fh:
             d = json.load(fh)
-        runs = d["runs"]
+        key = (d["label"], d["benchmark"])
+        entry = pooled.setdefault(key, {"evals": d["evals"], "runs": {}})
+        entry["evals"] = min(entry["evals"], d["evals"])
+        for r in d["runs"]:
+            entry["runs"][r["seed"]] = r
+    print("| label | benchmark | seeds | evaluations | median regret [q1, q3] | mean regret | CPU s per run |")
+    print("|---|---|---|---|---|---|---|")
+    for (label, bench), entry in sorted(pooled.items(), key=lambda kv: (kv[0][1], kv[0][0] != "before")):
+        runs = list(entry["runs"].values())
         for k in CHECKPOINTS:
-            if k > d["evals"]:
+            if k > entry["evals"]:
                 continue
             vals = sorted(r["regret"][k - 1] for r in runs)
-            q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [vals[0]] * 3
+            q = statistics.quantiles(vals, n=4, method="inclusive") if len(vals) > 1 else [vals[0]] * 3
             cpu = statistics.mean(r["cpu_s"] for r in runs)
-            print(f"| {d['label']} | {d['benchmark']} | {len(runs)} | {k} | {q[1]:.4g} [{q[0]:.4g}, {q[2]:.4g}] | "
-                  f"{statistics.mean(vals):.4g} | {cpu:.0f} |")
+            print(f"| {label} | {bench} | {len(runs)} | {k} | {q[1]:.3g} [{q[0]:.3g}, {q[2]:.3g}] | "
+                  f"{statistics.mean(vals):.3g} | {cpu:.0f} (whole run of {entry['evals']}) |")
 
 
 def main() -> None:

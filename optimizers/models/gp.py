@@ -186,22 +186,27 @@ class Matern52(Kernel):
         amp, _ = self._split(P)
         return np.broadcast_to(amp[:, None], (amp.shape[0], X.shape[-2])).copy()
 
-    def cross_grad(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``K(X1, X2)`` ``(S, n1, n2)`` and its gradient in ``X2``, ``(S, n1, n2, D)`` (shared 2-D inputs).
+    def cross_grad(self, P: np.ndarray, X1: np.ndarray, X2: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``K(X1, X2)`` ``(S, n1, n2)`` and the factors of its gradient in ``X2`` (shared 2-D inputs).
 
-        With ``u = sqrt(5) r``: ``dk/dx2_d = -(5/3) amp (1 + u) exp(-u) (x2_d - x1_d) / l_d^2``.
+        With ``u = sqrt(5) r``: ``dk/dx2_d = g (x2_d - x1_d) / l_d^2``, ``g = -(5/3) amp (1 + u) exp(-u)``.
+        Returns ``K``, ``g`` ``(S, n1, n2)``, the differences ``(n1, n2, D)`` (zero outside
+        ``dims``) and ``1 / l^2`` ``(S, D)`` (zero outside ``dims``), so that a caller contracts
+        ``g`` with its weights before touching the ``D`` axis.
         """
         amp, ls = self._split(P)
-        inv2 = 1.0 / ls**2  # (S, d)
-        diff = X2[None, :, self.dims] - X1[:, None, self.dims]  # (n1, n2, d)
+        D = X2.shape[1]
+        inv2 = np.zeros((amp.shape[0], D))
+        inv2[:, self.dims] = 1.0 / ls**2
+        diff = np.zeros((X1.shape[0], X2.shape[0], D))
+        diff[..., self.dims] = X2[None, :, self.dims] - X1[:, None, self.dims]
         r2 = np.einsum("ijd,sd->sij", diff**2, inv2)
         u = np.sqrt(5.0 * np.maximum(r2, 0.0))
         e = np.exp(-u)
         K = amp[:, None, None] * (1.0 + u + u * u / 3.0) * e
         g = (-5.0 / 3.0) * amp[:, None, None] * (1.0 + u) * e
-        dK = np.zeros(K.shape + (X2.shape[1],))
-        dK[..., self.dims] = g[..., None] * diff[None] * inv2[:, None, None, :]
-        return K, dK
+        return K, g, diff, inv2
 
     def _pair_table(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         # squared differences per dimension over the lower-triangle pairs of X, (d, n(n+1)/2), kept
@@ -617,7 +622,7 @@ class GPPosterior:
         the variance sits on its floor.
         """
         Xs = np.atleast_2d(np.asarray(Xs, dtype=float))
-        Ks, dK = self.kernel.cross_grad(self.kparams, self.X, Xs)
+        Ks, g, diff, inv2 = self.kernel.cross_grad(self.kparams, self.X, Xs)
         V = self.Linv @ Ks if self.X.shape[0] < TRSM_MIN_N else tri_solve(self.L, Ks)
         W = np.swapaxes(self.Linv, 1, 2) @ V if self.X.shape[0] < TRSM_MIN_N else tri_solve(self.L, V, trans=True)
         mu = np.einsum("snm,sn->sm", Ks, self.alpha) + self.mean[:, None]
@@ -625,8 +630,9 @@ class GPPosterior:
         raw = kss - (V**2).sum(1)
         floor = 1e-12 * np.maximum(kss, 1e-300)
         var = np.maximum(raw, floor)
-        dmu = np.einsum("snmd,sn->smd", dK, self.alpha)
-        dvar = -2.0 * np.einsum("snmd,snm->smd", dK, W)
+        # dK/dx = g * diff * inv2: contract g with the weights over n first, then the D axis
+        dmu = np.einsum("snm,nmd->smd", g * self.alpha[:, :, None], diff) * inv2[:, None, :]
+        dvar = -2.0 * np.einsum("snm,nmd->smd", g * W, diff) * inv2[:, None, :]
         dvar[raw <= floor] = 0.0
         s = self.y_scale
         return (Posterior(mu * s + self.y_shift, var * s**2, self.noise_var), dmu * s, dvar * s**2)
