@@ -19,6 +19,7 @@ def main() -> None:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", default="26bcf31", help="git revision measured as the 'before'")
+    ap.add_argument("--after", default=None, help="git revision measured as the 'after' (default: this checkout)")
     ap.add_argument("--n", nargs="+", default=["100", "500"])
     ap.add_argument("--repeats", default="3")
     ap.add_argument("--plugins", nargs="+", default=["gp_ei"])
@@ -26,7 +27,8 @@ def main() -> None:
     args = ap.parse_args()
     here = Path(__file__).resolve().parent
     cmd = [sys.executable, str(here / "decision_times.py"), "--plugins", *args.plugins, "--n", *args.n,
-           "--repeats", args.repeats, "--code", f"before=git:{args.before}", "--code", f"after={here.parent}"]
+           "--repeats", args.repeats, "--code", f"before=git:{args.before}",
+           "--code", f"after=git:{args.after}" if args.after else f"after={here.parent}"]
     if args.json:
         cmd += ["--json", args.json]
     sys.exit(subprocess.call(cmd))
