@@ -52,6 +52,7 @@ PLUGINS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "nasbot": ("nasbot", "nasbot_mlp_naval", {}, (50, 200)),
     "da_smbo": ("da_smbo", "da_nb201_cifar10", {}, (50, 200)),
 }
+NATURAL = {"smac", "tpe"}  # bridges that ignore observations they did not suggest
 FIRST_AT = 20  # the first model-based ask (the GP's burn-in) comes at this many observations, as in a run
 GP_FAMILY = {"gp_ei", "gp_ei_warped", "entropy_search", "mtbo", "fabolas"}
 
@@ -65,7 +66,7 @@ def _random_fidelity(bench, rng):
     return float(fid.snap(fid.from_unit(rng.random())))
 
 
-def worker(label: str, n: int, repeats: int, seed: int) -> dict:
+def worker(label: str, n: int, repeats: int, seed: int, warmup: bool = True) -> dict:
     """Time the first and the steady-state decisions of one plugin at ``n`` observations."""
     global np
     import numpy as np
@@ -105,6 +106,11 @@ def worker(label: str, n: int, repeats: int, seed: int) -> dict:
     next_id = [0]
 
     def tell_random() -> None:
+        if label in NATURAL:  # these only learn from their own suggestions: ask, evaluate, tell
+            sug = opt.ask()
+            opt.tell(Trial(next_id[0], sug.config, sug.fidelity), bench.evaluate(sug.config, sug.fidelity))
+            next_id[0] += 1
+            return
         cfg = bench.space.sample(rng)
         s = _random_fidelity(bench, rng)
         if synthetic:
@@ -128,7 +134,7 @@ def worker(label: str, n: int, repeats: int, seed: int) -> dict:
             break
     for _ in range(n_first, n - 1):
         tell_random()
-    if n > n_first:
+    if n > n_first and warmup:
         opt.ask()  # not timed: the chain continues onto the n - 1 points (in a run they arrive one by one)
     steady = []
     for _ in range(repeats):
@@ -157,11 +163,11 @@ def _code_path(spec: str) -> str:
     return str(Path(spec).resolve())
 
 
-def run_one(code: str, label: str, n: int, repeats: int, seed: int, timeout: float) -> dict:
+def run_one(code: str, label: str, n: int, repeats: int, seed: int, timeout: float, warmup: bool = True) -> dict:
     """One worker process against the code at ``code``; returns its result or the failure."""
     env = dict(os.environ, PYTHONPATH=code, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", label, "--n", str(n),
-           "--repeats", str(repeats), "--seed", str(seed)]
+           "--repeats", str(repeats), "--seed", str(seed)] + ([] if warmup else ["--skip-warmup"])
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -190,11 +196,14 @@ def main() -> None:
     ap.add_argument("--code", action="append", default=[], help="LABEL=PATH or LABEL=git:REV (repeatable)")
     ap.add_argument("--only-gp-before", action="store_true", help="run codes other than the last only for the GP family")
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--skip-warmup", action="store_true",
+                    help="no untimed ask at n before the timed ones (the first timed ask then continues the chain "
+                         "onto all new points; its cost per step is the same)")
     ap.add_argument("--json")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.n[0], args.repeats, args.seed)))
+        print(json.dumps(worker(args.worker, args.n[0], args.repeats, args.seed, not args.skip_warmup)))
         return
     codes = [c.split("=", 1) for c in args.code] or [["current", "."]]
     codes = [(lab, _code_path(spec)) for lab, spec in codes]
@@ -211,7 +220,7 @@ def main() -> None:
                 if args.only_gp_before and i < len(codes) - 1 and label not in GP_FAMILY:
                     continue
                 load0 = os.getloadavg()[0]
-                r = run_one(path, label, n, args.repeats, args.seed, args.timeout)
+                r = run_one(path, label, n, args.repeats, args.seed, args.timeout, not args.skip_warmup)
                 r.update({"code_label": code_label, "load_before": load0, "load_after": os.getloadavg()[0]})
                 out.append(r)
                 print(_row(code_label, r) + f" load {load0:.1f}->{r['load_after']:.1f}", flush=True)
