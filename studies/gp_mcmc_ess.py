@@ -89,16 +89,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--burnin", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tracking-only", action="store_true", help="skip the autocorrelation measurement")
     ap.add_argument("--json")
     args = ap.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
     out = []
     for n in args.n:
-        a = autocorr(n, args.fits, args.steps, args.burnin, args.seed)
+        a = None if args.tracking_only else autocorr(n, args.fits, args.steps, args.burnin, args.seed)
         print(json.dumps(a), flush=True)
         t = tracking(n, args.steps, args.seed)
         print(json.dumps(t), flush=True)
-        out.append({"autocorr": a, "tracking": t})
+        out.append({"steps_per_fit": args.steps, "autocorr": a, "tracking": t})
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(out, fh, indent=1)
