@@ -3,8 +3,13 @@
 A GP with an ARD Matern-5/2 kernel on the unit cube, constant mean and Gaussian noise;
 its hyperparameters are integrated out with emcee (priors of fabolas.txt Sec. 3.4) and
 expected improvement is averaged over the samples ("integrated acquisition", Snoek et al.
-2012). EI is maximised over Sobol candidates plus a spray around the best observations,
-refined with L-BFGS-B.
+2012). The chain is burnt in once and continued 10 steps per ask (Spearmint's
+``mcmc_iters``; see ``models/mcmc.py``). EI is maximised over Sobol candidates plus a spray
+around the best observations, refined with L-BFGS-B on the exact gradient of integrated EI
+(plain Matern GP; finite differences for the warped one). Speed (issue 24): the candidates are
+first ranked by the EI of ``screen_samples`` evenly spaced hyperparameter samples and only the
+best 10% are scored with all of them; ``screen_samples=0`` scores every candidate with every
+sample, as before.
 
 Parallel workers: the outcomes of running trials are Monte Carlo fantasies (dngo.txt
 Sec. 3.3): for every hyperparameter sample, ``n_fantasies`` joint draws from the posterior
@@ -63,10 +68,11 @@ class GPEI(Optimizer):
                                      "candidates; only the best 10% are then scored with every sample. 0 scores "
                                      "every candidate with every sample (our choice, issue 24)",
                                   domain=NONNEGATIVE_INT),
-        "batch_starts": Setting(False, "run the L-BFGS-B starts as one batched ascent on their sum (as BoTorch "
-                                       "does); false: one after the other, each stopping on its own (our choice: "
-                                       "with exact gradients the separate runs took fewer evaluations at n = 100)",
-                                type=bool),
+        "batch_starts": Setting("auto", "L-BFGS-B starts run as one batched ascent on their sum (as BoTorch does) "
+                                        "or one after the other, each stopping on its own; auto batches from "
+                                        "gp.TRSM_MIN_N observations on, where every call reads all factors "
+                                        "(our choice, issue 24: separate runs took fewer evaluations at n = 100)",
+                                choices=("auto", "always", "never")),
         **pending_settings(1, "one set per sample is an unbiased Monte Carlo estimate of the double integral"),
     }
 
@@ -121,7 +127,8 @@ class GPEI(Optimizer):
                 p, dmu, dvar = post.predict_grad(Xc)
                 return integrated_ei_grad(p, dmu, dvar, best)
 
-        batch = bool(self.settings["batch_starts"])
+        mode = self.settings["batch_starts"]
+        batch = mode == "always" or (mode == "auto" and X.shape[0] >= gp.TRSM_MIN_N)
         x, _ = acq_opt.maximize_smooth(acq, self.dim, self.rng, self.settings, X, y, snap=self.snap, screen=screen,
                                        batch_starts=batch, fn_grad=acq_grad)
         t2, c2 = time.perf_counter(), time.process_time()

@@ -89,14 +89,24 @@ def tri_inv(L: np.ndarray) -> np.ndarray:
 
 
 def tri_solve(L: np.ndarray, B: np.ndarray, trans: bool = False) -> np.ndarray:
-    """Solve ``L X = B`` (or ``L^T X = B``) for lower-triangular ``L``, batched over leading axes."""
+    """Solve ``L X = B`` (or ``L^T X = B``) for lower-triangular ``L``, batched over leading axes.
+
+    LAPACK wants column-major matrices: a C-ordered ``L`` is handed over as its transpose (an
+    upper-triangular, column-major view, no copy) with the transposition flag flipped, so that
+    repeated solves against the same factors (an acquisition search) do not copy them each time.
+    """
+    def one(Li: np.ndarray, Bi: np.ndarray) -> np.ndarray:
+        if Li.flags.c_contiguous and not Li.flags.f_contiguous:
+            return solve_triangular(Li.T, Bi, lower=False, trans="N" if trans else "T", check_finite=False)
+        return solve_triangular(Li, Bi, lower=True, trans="T" if trans else "N", check_finite=False)
+
     if L.ndim == 2:
-        return solve_triangular(L, B, lower=True, trans="T" if trans else "N", check_finite=False)
+        return one(L, B)
     out = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
     Lb = np.broadcast_to(L, out.shape[:-2] + L.shape[-2:])
     Bb = np.broadcast_to(B, out.shape)
     for idx in np.ndindex(out.shape[:-2]):
-        out[idx] = solve_triangular(Lb[idx], Bb[idx], lower=True, trans="T" if trans else "N", check_finite=False)
+        out[idx] = one(Lb[idx], Bb[idx])
     return out
 
 
