@@ -238,7 +238,7 @@ class Matern52(Kernel):
         poly *= e
         poly *= amp[:, None]
         n = X.shape[0]
-        K = np.empty((poly.shape[0], n, n))
+        K = np.zeros((poly.shape[0], n, n))  # zeros, not garbage, above the diagonal: products stay finite
         K[:, il, jl] = poly
         return K
 
