@@ -16,7 +16,7 @@ import numpy as np
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE_INT, Setting
 
-from .models import acq_opt, gp
+from .models import acq_opt
 from .models.acquisition import integrated_ei
 from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
 from .models.entropy import EntropySearch as _ES
@@ -57,7 +57,7 @@ class EntropySearchOptimizer(Optimizer):
             return init
         st = self.settings
         X = self.space.to_unit(configs)
-        post = gp.GPPosterior(self.kernel, X, y, self.sampler.sample(X, y))
+        post = self.sampler.fit(X, y)
         Xp = self.snap(self.space.to_unit([t.config for t in pending])) if pending else None
         post = condition_on_pending(post, Xp, self.rng, "mean")
         best = post.best()

@@ -44,3 +44,28 @@ def integrated_ei(post: Posterior, bests: np.ndarray | float, xi: float = 0.0,
         bests = bests[:, None]
     var = post.predictive_variance() if include_noise else post.variance
     return expected_improvement(post.mean, np.sqrt(np.maximum(var, 0.0)), bests, xi).mean(axis=0)
+
+
+def integrated_ei_grad(post: Posterior, dmean: np.ndarray, dvar: np.ndarray,
+                       bests: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`integrated_ei` (latent variance, ``xi = 0``) and its gradient ``(m, D)`` in the inputs.
+
+    ``dmean``/``dvar`` ``(S, m, D)`` are the gradients of the posterior mean and variance
+    (:meth:`~benchsuite.optimizers.models.gp.GPPosterior.predict_grad`); per sample
+    ``dEI = -Phi(z) dmu + phi(z) dsigma``, ``dsigma = dvar / (2 sigma)``.
+    """
+    bests = np.asarray(bests, dtype=float)
+    if bests.ndim == 1:
+        bests = bests[:, None]
+    raw_std = np.sqrt(np.maximum(post.variance, 0.0))
+    std = np.maximum(raw_std, 1e-12)
+    imp = bests - post.mean
+    z = imp / std
+    cdf = 0.5 * erfc(-z / _SQRT2)
+    pdf = _INV_SQRT_2PI * np.exp(-0.5 * z**2)
+    ei = imp * cdf + std * pdf
+    pos = ei > 0
+    dstd = np.where((raw_std > 1e-12)[..., None], dvar / (2.0 * std[..., None]), 0.0)
+    g = -cdf[..., None] * dmean + pdf[..., None] * dstd
+    g = np.where(pos[..., None], g, 0.0)
+    return np.maximum(ei, 0.0).mean(axis=0), g.mean(axis=0)

@@ -151,11 +151,9 @@ class CostAwareES(Optimizer):
                 x, s = self.x_snap(self.rng.random((1, self.d)))[0], self.design[0][1]
             return Suggestion(self.space.from_unit(x), s, {"phase": "init"})
         st = self.settings
-        theta_l = self.s_loss.sample(X, y)
-        theta_c = self.s_cost.sample(X, c)
-        self.theta_loss = theta_l
-        post = gp.GPPosterior(self.k_loss, X, y, theta_l)
-        post_c = gp.GPPosterior(self.k_cost, X, c, theta_c)
+        post = self.s_loss.fit(X, y)
+        post_c = self.s_cost.fit(X, c)
+        self.theta_loss = post.theta
         t_fit = time.perf_counter()
         Xp = None
         if pending:

@@ -34,15 +34,79 @@ def cholesky_jitter(K: np.ndarray) -> tuple[np.ndarray, float]:
     raise CholeskyError(f"kernel matrix not positive definite even with jitter {JITTERS[-1]:g} x mean diagonal")
 
 
+def cholesky_each(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower Cholesky factors of a batch ``(S, n, n)`` without jitter, and which succeeded ``(S,)``.
+
+    Reads only the lower triangle of each matrix. One batched LAPACK call when every matrix is
+    positive definite; otherwise matrix by matrix, with NaN factors where it failed (an MCMC
+    walker there is rejected, the others are kept).
+    """
+    try:
+        return np.linalg.cholesky(K), np.ones(K.shape[0], dtype=bool)
+    except np.linalg.LinAlgError:
+        L = np.full(K.shape, np.nan)
+        ok = np.zeros(K.shape[0], dtype=bool)
+        for i in range(K.shape[0]):
+            try:
+                L[i] = np.linalg.cholesky(K[i])
+                ok[i] = True
+            except np.linalg.LinAlgError:
+                continue
+        return L, ok
+
+
+def extend_cholesky(L: np.ndarray, K12: np.ndarray, K22: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Factors of ``[[A, K12], [K12^T, K22]]`` from the factors ``L`` of ``A``, batched ``(S, ...)``.
+
+    The data grew by ``k`` rows: ``B = L^-1 K12``, ``C = chol(K22 - B^T B)`` and the new factor is
+    ``[[L, 0], [B^T, C]]``, ``O(n^2 k)`` instead of ``O(n^3)``. Only the lower triangle of ``K22``
+    is read. Returns the factors and which succeeded (NaN factors where the Schur complement was
+    not positive definite).
+    """
+    S, n, k = K12.shape
+    B = tri_solve(L, K12)
+    C, ok = cholesky_each(K22 - np.swapaxes(B, 1, 2) @ B)
+    out = np.zeros((S, n + k, n + k))
+    out[:, :n, :n] = L
+    out[:, n:, :n] = np.swapaxes(B, 1, 2)
+    out[:, n:, n:] = C
+    out[~ok] = np.nan
+    return out, ok
+
+
+def tri_inv(L: np.ndarray) -> np.ndarray:
+    """Inverses of lower-triangular factors ``(..., n, n)`` (LAPACK ``trtri``, one call per matrix)."""
+    from scipy.linalg.lapack import dtrtri
+
+    flat = L.reshape((-1,) + L.shape[-2:])
+    out = np.empty_like(flat)
+    for i in range(flat.shape[0]):
+        inv, info = dtrtri(flat[i], lower=1)
+        if info != 0:  # a zero on the diagonal: fall back to the general triangular solve
+            inv = solve_triangular(flat[i], np.eye(L.shape[-1]), lower=True, check_finite=False)
+        out[i] = np.tril(inv)
+    return out.reshape(L.shape)
+
+
 def tri_solve(L: np.ndarray, B: np.ndarray, trans: bool = False) -> np.ndarray:
-    """Solve ``L X = B`` (or ``L^T X = B``) for lower-triangular ``L``, batched over leading axes."""
+    """Solve ``L X = B`` (or ``L^T X = B``) for lower-triangular ``L``, batched over leading axes.
+
+    LAPACK wants column-major matrices: a C-ordered ``L`` is handed over as its transpose (an
+    upper-triangular, column-major view, no copy) with the transposition flag flipped, so that
+    repeated solves against the same factors (an acquisition search) do not copy them each time.
+    """
+    def one(Li: np.ndarray, Bi: np.ndarray) -> np.ndarray:
+        if Li.flags.c_contiguous and not Li.flags.f_contiguous:
+            return solve_triangular(Li.T, Bi, lower=False, trans="N" if trans else "T", check_finite=False)
+        return solve_triangular(Li, Bi, lower=True, trans="T" if trans else "N", check_finite=False)
+
     if L.ndim == 2:
-        return solve_triangular(L, B, lower=True, trans="T" if trans else "N", check_finite=False)
+        return one(L, B)
     out = np.empty(np.broadcast_shapes(L.shape[:-2], B.shape[:-2]) + B.shape[-2:])
     Lb = np.broadcast_to(L, out.shape[:-2] + L.shape[-2:])
     Bb = np.broadcast_to(B, out.shape)
     for idx in np.ndindex(out.shape[:-2]):
-        out[idx] = solve_triangular(Lb[idx], Bb[idx], lower=True, trans="T" if trans else "N", check_finite=False)
+        out[idx] = one(Lb[idx], Bb[idx])
     return out
 
 
