@@ -3,13 +3,15 @@
 A GP with an ARD Matern-5/2 kernel on the unit cube, constant mean and Gaussian noise;
 its hyperparameters are integrated out with emcee (priors of fabolas.txt Sec. 3.4) and
 expected improvement is averaged over the samples ("integrated acquisition", Snoek et al.
-2012). The chain is burnt in once and continued 10 steps per ask (Spearmint's
-``mcmc_iters``; see ``models/mcmc.py``). EI is maximised over Sobol candidates plus a spray
-around the best observations, refined with L-BFGS-B on the exact gradient of integrated EI
-(plain Matern GP; finite differences for the warped one). Speed (issue 24): the candidates are
-first ranked by the EI of ``screen_samples`` evenly spaced hyperparameter samples and only the
-best 10% are scored with all of them; ``screen_samples=0`` scores every candidate with every
-sample, as before.
+2012). The chain is burnt in once and continued ``chain_length`` steps per ask (default 200, RoBO's;
+Spearmint's ``mcmc_iters`` is 10, about 10x cheaper at n = 500: see ``models/mcmc.py``). EI is
+maximised over Sobol candidates plus a spray around the best observations, refined with L-BFGS-B
+on the exact gradient of integrated EI (plain Matern GP; finite differences for the warped one).
+Speed options (issue 24), off by default until a regret table shows they decide as well (the
+first one, on 6-7 Hartmann6 seeds, was inconclusive: docs in studies/gp_ei_regret.py):
+``chain_length=10``; ``screen_samples=4`` ranks the candidates by the EI of 4 evenly spaced
+hyperparameter samples and scores only the best 10% with all of them; ``batch_starts=auto``
+runs the L-BFGS-B starts as one batched ascent from n = 150 on.
 
 Parallel workers: the outcomes of running trials are Monte Carlo fantasies (dngo.txt
 Sec. 3.3): for every hyperparameter sample, ``n_fantasies`` joint draws from the posterior
@@ -64,11 +66,11 @@ class GPEI(Optimizer):
                                       choices=gp.LENGTH_SCALE_PRIORS),
         **MCMC_SETTINGS,
         **acq_opt.SMOOTH_SEARCH_SETTINGS,
-        "screen_samples": Setting(4, "hyperparameter samples (evenly spaced) whose averaged EI ranks the global "
+        "screen_samples": Setting(0, "hyperparameter samples (evenly spaced) whose averaged EI ranks the global "
                                      "candidates; only the best 10% are then scored with every sample. 0 scores "
                                      "every candidate with every sample (our choice, issue 24)",
                                   domain=NONNEGATIVE_INT),
-        "batch_starts": Setting("auto", "L-BFGS-B starts run as one batched ascent on their sum (as BoTorch does) "
+        "batch_starts": Setting("never", "L-BFGS-B starts run as one batched ascent on their sum (as BoTorch does) "
                                         "or one after the other, each stopping on its own; auto batches from "
                                         "gp.TRSM_MIN_N observations on, where every call reads all factors "
                                         "(our choice, issue 24: separate runs took fewer evaluations at n = 100)",
