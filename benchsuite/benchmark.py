@@ -128,9 +128,9 @@ class Benchmark(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     kind: ClassVar[str] = "synthetic"
-    #: pip extras this plugin needs in every mode (benchsuite.extras.EXTRA_MODULES); with one missing, the
-    #: registry lists the plugin as unavailable and names the extra
-    extras: ClassVar[tuple[str, ...]] = ()
+    #: optional packages (import names, see benchsuite.extras.EXTRA_MODULES) this plugin cannot work without;
+    #: with one missing, the registry lists the plugin as unavailable and names the pip extra to install
+    needs: ClassVar[tuple[str, ...]] = ()
     #: what ``optimum`` is, as ``describe`` labels it (a table's best test error is not a loss a run can reach)
     optimum_label: ClassVar[str] = "loss"
     settings_spec: ClassVar[dict[str, Setting]] = {}

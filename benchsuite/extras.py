@@ -2,8 +2,8 @@
 
 The core install (``pip install benchsuite``) holds what the lookup tables, the synthetic
 benchmarks and the non-torch optimizers need. A plugin that needs more declares the extras in
-its class attribute ``requires`` (e.g. ``requires = ("nas",)``); the registry lists it as
-unavailable, naming the extra, when one of that extra's modules is missing. Code that needs an
+its class attribute ``needs`` (import names, e.g. ``needs = ("torch",)``); the registry lists it
+as unavailable, naming the extra that installs the missing module. Code that needs an
 optional module only in some modes imports it lazily; a missing one surfaces as
 :class:`MissingExtraError` (through :func:`import_optional`, or the CLI's translation of a
 ``ModuleNotFoundError``), never a traceback.
@@ -36,24 +36,21 @@ def install_hint(extra: str) -> str:
     return f"pip install 'benchsuite[{extra}]'"
 
 
-def missing_modules(extras: tuple[str, ...] | list[str]) -> list[str]:
-    """The modules of ``extras`` that cannot be imported here (found without importing them)."""
-    out = []
-    for extra in extras:
-        if extra not in EXTRA_MODULES:
-            raise ValueError(f"unknown extra {extra!r}; known: {', '.join(EXTRA_MODULES)}")
-        out += [m for m in EXTRA_MODULES[extra] if importlib.util.find_spec(m) is None]
-    return out
+def missing_modules(modules: tuple[str, ...] | list[str]) -> list[str]:
+    """The optional ``modules`` (top-level import names) that cannot be imported here, found without importing them."""
+    unknown = [m for m in modules if m not in MODULE_EXTRA]
+    if unknown:
+        raise ValueError(f"no extra provides {', '.join(unknown)}; known optional modules: {', '.join(MODULE_EXTRA)}")
+    return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
-def unavailable_reason(extras: tuple[str, ...] | list[str]) -> str:
-    """Empty if every module of ``extras`` is installed, else one line naming the extra to install."""
-    missing = missing_modules(extras)
+def unavailable_reason(modules: tuple[str, ...] | list[str]) -> str:
+    """Empty if every optional module in ``modules`` is installed, else one line naming the extra(s) to install."""
+    missing = missing_modules(modules)
     if not missing:
         return ""
-    needed = sorted({MODULE_EXTRA[m] for m in missing})
-    return (f"needs {', '.join(missing)}: install the extra with "
-            + " ".join(install_hint(e) for e in needed[:1]) + "".join(f" and {install_hint(e)}" for e in needed[1:]))
+    extras = sorted({MODULE_EXTRA[m] for m in missing})
+    return f"needs {', '.join(missing)}: " + " and ".join(install_hint(e) for e in extras)
 
 
 def missing_extra_error(exc: ModuleNotFoundError, what: str = "this") -> MissingExtraError | None:

@@ -117,9 +117,9 @@ class Optimizer(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     supports: ClassVar[Capabilities] = Capabilities()
-    #: pip extras this plugin needs in every mode (benchsuite.extras.EXTRA_MODULES); with one missing, the
-    #: registry lists the plugin as unavailable and names the extra
-    extras: ClassVar[tuple[str, ...]] = ()
+    #: optional packages (import names, see benchsuite.extras.EXTRA_MODULES) this plugin cannot work without;
+    #: with one missing, the registry lists the plugin as unavailable and names the pip extra to install
+    needs: ClassVar[tuple[str, ...]] = ()
     settings_spec: ClassVar[dict[str, Setting]] = {}
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
 

@@ -8,8 +8,8 @@ their own through the entry-point groups ``benchsuite.optimizers`` and
 ``benchsuite.benchmarks``; an entry point may name a class or a module to scan.
 
 A module that fails to import does not break the registry: it is listed as unavailable with
-the reason. A plugin whose declared ``extras`` (benchsuite.extras) are not installed is listed as
-unavailable too, with the pip extra to install.
+the reason. A plugin whose declared ``needs`` (optional packages, benchsuite.extras) are not installed is
+listed as unavailable too, with the pip extra to install.
 """
 from __future__ import annotations
 
@@ -89,8 +89,8 @@ def _scan_package(package: str, base: type) -> dict[str, Entry]:
 
 
 def _entry(name: str, cls: type, source: str) -> Entry:
-    """The entry of a plugin class: unavailable, naming the pip extra, when an extra it declares is missing."""
-    reason = unavailable_reason(tuple(getattr(cls, "extras", ()) or ()))
+    """The entry of a plugin class: unavailable, naming the pip extra, when a package it ``needs`` is missing."""
+    reason = unavailable_reason(tuple(getattr(cls, "needs", ()) or ()))
     return Entry(name, None, source, reason) if reason else Entry(name, cls, source)
 
 
