@@ -37,20 +37,21 @@ def install_hint(extra: str) -> str:
 
 
 def missing_modules(modules: tuple[str, ...] | list[str]) -> list[str]:
-    """The optional ``modules`` (top-level import names) that cannot be imported here, found without importing them."""
-    unknown = [m for m in modules if m not in MODULE_EXTRA]
-    if unknown:
-        raise ValueError(f"no extra provides {', '.join(unknown)}; known optional modules: {', '.join(MODULE_EXTRA)}")
+    """The ``modules`` (top-level import names) that cannot be imported here, found without importing them."""
     return [m for m in modules if importlib.util.find_spec(m) is None]
 
 
 def unavailable_reason(modules: tuple[str, ...] | list[str]) -> str:
-    """Empty if every optional module in ``modules`` is installed, else one line naming the extra(s) to install."""
+    """Empty if every module in ``modules`` is installed, else one line naming the extra(s) to install
+    (a third-party plugin may need a package no benchsuite extra provides: then it says so)."""
     missing = missing_modules(modules)
     if not missing:
         return ""
-    extras = sorted({MODULE_EXTRA[m] for m in missing})
-    return f"needs {', '.join(missing)}: " + " and ".join(install_hint(e) for e in extras)
+    extras = sorted({MODULE_EXTRA[m] for m in missing if m in MODULE_EXTRA})
+    others = [m for m in missing if m not in MODULE_EXTRA]
+    hints = [install_hint(e) for e in extras] + ([f"install {', '.join(others)} (no benchsuite extra provides it)"]
+                                                 if others else [])
+    return f"needs {', '.join(missing)}: " + " and ".join(hints)
 
 
 def missing_extra_error(exc: ModuleNotFoundError, what: str = "this") -> MissingExtraError | None:
