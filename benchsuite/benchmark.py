@@ -128,6 +128,11 @@ class Benchmark(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     kind: ClassVar[str] = "synthetic"
+    #: optional packages (import names, see benchsuite.extras.EXTRA_MODULES) this plugin cannot work without;
+    #: with one missing, the registry lists the plugin as unavailable and names the pip extra to install
+    needs: ClassVar[tuple[str, ...]] = ()
+    #: what ``optimum`` is, as ``describe`` labels it (a table's best test error is not a loss a run can reach)
+    optimum_label: ClassVar[str] = "loss"
     settings_spec: ClassVar[dict[str, Setting]] = {}
     #: the class of ``space`` where it is known without building the benchmark (``benchsuite list`` shows
     #: what an architecture space offers); None otherwise
@@ -187,7 +192,8 @@ class Benchmark(ABC):
         """Human-readable description for ``benchsuite describe``."""
         lines = [f"{self.name} ({self.kind}): {self.description}", "space: " + self.space.describe()]
         lines.append("fidelity: " + (self.fidelity.describe() if self.fidelity else "none"))
-        lines.append(f"known optimum (loss): {self.optimum if self.optimum is not None else 'unknown'}")
+        value = "unknown" if self.optimum is None else f"{self.optimum:.6g}"  # 6 digits: no float noise
+        lines.append(f"known optimum ({self.optimum_label}): {value}")
         req = self.requirements
         lines.append(f"needs: data {list(req.data) or 'none'}, GPU {req.gpu}")
         if self.settings_spec:

@@ -40,7 +40,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with its errors as one line (argparse prints the usage block and the error: two lines or more)."""
 
     def error(self, message: str):  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        # the error line already starts with "benchsuite: error:"; name only the subcommand, if any
+        where = self.prog.removeprefix("benchsuite").strip()
+        raise UsageError(f"{where + ': ' if where else ''}{message} (see `{self.prog} --help`)")
 
 
 def _int_in(low: int, high: int, what: str):
@@ -84,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
                "  benchsuite run --benchmark branin --optimizer random_search --seed 0 --budget-evals 50 --out r.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    from .version import __version__
+
+    p.add_argument("--version", action="version", version=f"benchsuite {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="run one optimizer on one benchmark and write a result file",
@@ -250,6 +255,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .results import check_writable
     from .settings import parse_assignments
 
+    from . import registry
+
+    # names first: an unknown (or not installed) benchmark or optimizer is the mistake to report, before a
+    # missing budget or an unwritable output
+    registry.get_benchmark(args.benchmark)
+    registry.get_optimizer(args.optimizer)
     out = check_writable(args.out)
     return _run_and_report(args, out, parse_assignments(args.settings), parse_assignments(args.benchmark_settings),
                            parse_assignments(args.meta))
@@ -531,6 +542,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(parser, args)
     except BenchsuiteError as exc:
         _say(exc)
+        return EXIT_USAGE
+    except ModuleNotFoundError as exc:  # an optional dependency imported lazily: name the extra to install
+        from .extras import missing_extra_error
+
+        err = missing_extra_error(exc, f"`benchsuite {argv[0]}`" if argv else "benchsuite")
+        if err is None:
+            raise
+        _say(err)
         return EXIT_USAGE
     except RecursionError:
         _say("an input (a --config, a --set value, a protocol) is nested too deeply to read")

@@ -143,11 +143,12 @@ def add_workflow_parsers(sub: argparse._SubParsersAction) -> None:
                                    "any job runs; print each protocol's runs, budget and seeds.")
     v.add_argument("files", nargs="+", metavar="FILE", help="protocol YAML files")
     v.add_argument("--jobs", action="store_true", help="also list every run with its seed and result file")
-    a = sub.add_parser("analyse", help="aggregate a protocol's result files and write its figures, tables and report",
+    a = sub.add_parser("analyse", aliases=["analyze"], help="aggregate a protocol's result files and write its figures, tables and report",
                        description="What the workflow's aggregate and report steps do, for result files that exist: "
                                    "results/<protocol>/runs.csv.gz and reports/<protocol>/ (PNG, PDF, MD, CSV, TeX).")
     a.add_argument("file", metavar="FILE", help="protocol YAML file")
     a.add_argument("--root", default=".", help="folder holding results/ and reports/ (default: .)")
+    a.set_defaults(command="analyse")  # `analyze` (the US spelling) runs the same command
 
 
 def split_workflow_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:

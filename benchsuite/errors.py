@@ -64,6 +64,10 @@ class OutputError(BenchsuiteError):
     """A result path that cannot be written."""
 
 
+class MissingExtraError(BenchsuiteError, ImportError):
+    """An optional dependency that is not installed; the message names the pip extra that installs it."""
+
+
 class PluginError(BenchsuiteError):
     """A plugin that broke its contract (for example, asked for an invalid configuration)."""
 

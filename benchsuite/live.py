@@ -38,6 +38,7 @@ TEST_EVAL_ONE_RUN = Setting(True, "test_loss trains a full-fidelity run and scor
 class LiveTrainingBenchmark(Benchmark):
     """Base of the benchmarks that train a network per evaluation (data, fidelity, cached test loss)."""
 
+    needs = ("torch",)  # the [nas] extra
     kind = "live"
     fidelity_setting: ClassVar[str] = "epochs"  # the integer setting that is the full fidelity
     fidelity_unit: ClassVar[str] = "training epochs"

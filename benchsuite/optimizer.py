@@ -118,6 +118,9 @@ class Optimizer(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     supports: ClassVar[Capabilities] = Capabilities()
+    #: optional packages (import names, see benchsuite.extras.EXTRA_MODULES) this plugin cannot work without;
+    #: with one missing, the registry lists the plugin as unavailable and names the pip extra to install
+    needs: ClassVar[tuple[str, ...]] = ()
     settings_spec: ClassVar[dict[str, Setting]] = {}
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
 

@@ -7,8 +7,9 @@ non-empty ``name`` defined in such a module is registered. Third-party packages 
 their own through the entry-point groups ``benchsuite.optimizers`` and
 ``benchsuite.benchmarks``; an entry point may name a class or a module to scan.
 
-A module that fails to import (a missing optional dependency) does not break the
-registry: it is listed as unavailable with the reason.
+A module that fails to import does not break the registry: it is listed as unavailable with
+the reason. A plugin whose declared ``needs`` (optional packages, benchsuite.extras) are not installed is
+listed as unavailable too, with the pip extra to install.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from types import ModuleType
 from typing import Any
 
 from .benchmark import Benchmark
-from .errors import UnknownNameError
+from .errors import MissingExtraError, UnknownNameError
+from .extras import missing_extra_error, unavailable_reason
 from .optimizer import Optimizer
 
 OPTIMIZER_GROUP = "benchsuite.optimizers"
@@ -77,11 +79,19 @@ def _scan_package(package: str, base: type) -> dict[str, Entry]:
         try:
             module = importlib.import_module(modname)
         except Exception as exc:  # noqa: BLE001 - report, don't crash the listing
-            out[short] = Entry(short, None, "builtin", f"{modname} failed to import: {exc}")
+            extra = missing_extra_error(exc, modname) if isinstance(exc, ModuleNotFoundError) else None
+            reason = str(extra).replace(f"{modname} needs", "needs", 1) if extra else f"{modname} failed to import: {exc}"
+            out[short] = Entry(short, None, "builtin", reason)
             continue
         for cls in _classes_in(module, base):
-            out[cls.name] = Entry(cls.name, cls, "builtin")
+            out[cls.name] = _entry(cls.name, cls, "builtin")
     return out
+
+
+def _entry(name: str, cls: type, source: str) -> Entry:
+    """The entry of a plugin class: unavailable, naming the pip extra, when a package it ``needs`` is missing."""
+    reason = unavailable_reason(tuple(getattr(cls, "needs", ()) or ()))
+    return Entry(name, None, source, reason) if reason else Entry(name, cls, source)
 
 
 def _scan_entry_points(group: str, base: type) -> dict[str, Entry]:
@@ -99,7 +109,7 @@ def _scan_entry_points(group: str, base: type) -> dict[str, Entry]:
                 out[ep.name] = Entry(ep.name, None, dist, f"{ep.value} is not a {base.__name__} subclass")
                 continue
             name = getattr(cls, "name", "") or ep.name
-            out[name] = Entry(name, cls, dist)
+            out[name] = _entry(name, cls, dist)
     return out
 
 
@@ -142,6 +152,8 @@ def lookup(kind: str, name: str) -> Entry:
 def _get(kind: str, name: str) -> type:
     entry = lookup(kind, name)
     if entry.obj is None:
+        if entry.error.startswith("needs "):  # a missing extra (extras.unavailable_reason)
+            raise MissingExtraError(f"{kind} {name!r} {entry.error}")
         raise UnknownNameError(f"{kind} {name!r} is unavailable: {entry.error}")
     return entry.obj
 

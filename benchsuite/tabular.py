@@ -385,6 +385,11 @@ class TabularBenchmark(Benchmark):
     fidelity_log: ClassVar[bool] = False
     fidelity_unit: ClassVar[str] = ""
     optimum_from: ClassVar[str] = "loss"
+
+    @property
+    def optimum_label(self) -> str:  # type: ignore[override]
+        """What the known optimum is: the table's best test loss or its best mean full-fidelity loss."""
+        return "best test loss in the table" if self.optimum_from == "test" else "best mean full-fidelity loss in the table"
     settings_spec = {
         "table": Setting("", "path of the HDF5 table; empty = the committed one under tables/", type=str),
         "allow_partial": Setting(False, "accept a table whose build is incomplete (testing only)"),

@@ -29,6 +29,7 @@ from .models.posterior import condition_on_pending
 class EntropySearchOptimizer(Optimizer):
     """GP + entropy search about the location of the minimum, always at full fidelity."""
 
+    needs = ("emcee",)  # the [bo] extra
     name = "entropy_search"
     description = "GP (Matern-5/2 ARD, emcee) + Hennig-Schuler entropy search, Monte Carlo p_min"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)

@@ -48,6 +48,7 @@ from .models.posterior import condition_on_pending, pending_settings
 class GPEI(Optimizer):
     """GP with MCMC-marginalised hyperparameters and integrated expected improvement."""
 
+    needs = ("emcee",)  # the [bo] extra
     name = "gp_ei"
     description = "GP (Matern-5/2 ARD, emcee hyperparameters) + expected improvement, Spearmint style"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)

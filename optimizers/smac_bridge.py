@@ -35,6 +35,7 @@ class SMAC(Optimizer):
     from the run's optimizer stream, so a run seed fixes SMAC's suggestions.
     """
 
+    needs = ("smac", "ConfigSpace")  # the [smac] extra
     name = "smac"
     description = "SMAC3 random-forest SMBO via ask/tell (optional extra: pip install 'benchsuite[smac]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)

@@ -27,6 +27,7 @@ class TPE(Optimizer):
     sampler's seed comes from the run's optimizer stream. Failed trials are told as FAIL.
     """
 
+    needs = ("optuna",)  # the [tpe] extra
     name = "tpe"
     description = "Optuna TPE (tree-structured Parzen estimator) via ask/tell (optional extra: pip install 'benchsuite[tpe]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)

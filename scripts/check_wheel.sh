@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The wheel is the product: build it, install it into a fresh virtual environment outside the
-# checkout, and from an unrelated directory run what a user's CI would run:
+# The wheel is the product: build it; install the core wheel alone (no extras) into a fresh virtual
+# environment and race a user's plugin on a lookup table there (what a cheap CI installs); then install
+# it with [all] into another fresh environment outside the checkout, and from an unrelated directory
+# run what a user's CI would run:
 #   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
 #   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
 #   on a protocol outside the repository (run twice: the second run must find nothing to do).
-# Prints the time from installing the wheel to the finished tabular run.
+# Prints the core install's time and size, and the time from installing the wheel to the finished tabular run.
 #   bash scripts/check_wheel.sh            # CI runs this after the tests
 #   KEEP=1 bash scripts/check_wheel.sh     # keep the scratch folder for a look
 set -euo pipefail
@@ -42,10 +44,55 @@ mkdir elsewhere
 cd elsewhere
 FIND_LINKS=()
 [ -d /opt/wheels ] && FIND_LINKS=(--find-links /opt/wheels)
-step "install the wheel into a fresh environment"
+cat > my_search.py <<'EOF'
+"""A user's optimizer in a file of their own: random search under another name."""
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
+
+
+class MySearch(Optimizer):
+    name = "my_search"
+    description = "a user's plugin, checked from an installed wheel"
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed", "architecture"}, fidelity="ignores",
+                            parallel=True)
+
+    def ask(self, pending=()):
+        return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+EOF
+
+step "install the core wheel alone (no extras) into a fresh environment"
+C0=$(date +%s.%N)
+uv venv --quiet -p "$PY" "$WORK/core"
+VIRTUAL_ENV="$WORK/core" uv pip install --quiet "$WHEEL"
+C1=$(date +%s.%N)
+CORE_MB=$(du -sm "$WORK/core" | cut -f1)
+for heavy in torch ot emcee sklearn snakemake matplotlib seaborn; do
+  if "$WORK/core/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$heavy') is None)"; then
+    fail "the core install pulled in $heavy"
+  fi
+done
+"$WORK/core/bin/benchsuite" list > core_list.txt
+grep -q "nb201_live .*unavailable: needs torch: pip install 'benchsuite\[nas\]'" core_list.txt \
+  || fail "the core install's benchsuite list does not name the [nas] extra for nb201_live"
+if "$WORK/core/bin/benchsuite" run -b nb201_live -o random_search --budget-evals 2 --out core_live.csv 2> core_live.err; then
+  fail "a live benchmark ran without torch"
+fi
+[ "$(wc -l < core_live.err)" -eq 1 ] && grep -q "benchsuite\[nas\]" core_live.err \
+  || { cat core_live.err; fail "a live benchmark without torch did not give one line naming [nas]"; }
+mkdir -p core_runs
+"$WORK/core/bin/benchsuite" run -b nb201_cifar10 -o random_search --budget-evals 50 --seed 1 --out core_runs/nb201.csv -q
+C2=$(date +%s.%N)
+[ -s core_runs/nb201.csv ] || fail "the core install's tabular run wrote no result file"
+"$WORK/core/bin/benchsuite" check my_search.py:MySearch --budget 10 --seeds 2
+python3 - "$C0" "$C1" "$C2" "$CORE_MB" <<'EOF'
+import sys
+c0, c1, c2 = map(float, sys.argv[1:4])
+print(f"core wheel: install {c1 - c0:.1f} s (uv), environment {sys.argv[4]} MB; 50-trial tabular run {c2 - c1:.1f} s")
+EOF
+
+step "install the wheel with every extra ([all]) into a fresh environment"
 T0=$(date +%s.%N)
 uv venv --quiet -p "$PY" "$WORK/venv"
-VIRTUAL_ENV="$WORK/venv" uv pip install --quiet "${FIND_LINKS[@]}" "torch==2.13.0" "$WHEEL"
+VIRTUAL_ENV="$WORK/venv" uv pip install --quiet "${FIND_LINKS[@]}" "torch==2.13.0" "$WHEEL[all]"
 T1=$(date +%s.%N)
 BS="$WORK/venv/bin/benchsuite"
 "$WORK/venv/bin/python" - <<'EOF'
@@ -78,20 +125,6 @@ EOF
 [ -s runs/curves.png ] || fail "the API example drew no figure"
 
 step "the conformance kit and race on a user's plugin file"
-cat > my_search.py <<'EOF'
-"""A user's optimizer in a file of their own: random search under another name."""
-from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
-
-
-class MySearch(Optimizer):
-    name = "my_search"
-    description = "a user's plugin, checked from an installed wheel"
-    supports = Capabilities(spaces={"continuous", "discrete", "mixed", "architecture"}, fidelity="ignores",
-                            parallel=True)
-
-    def ask(self, pending=()):
-        return Suggestion(self.space.sample(self.rng), self.full_fidelity())
-EOF
 "$BS" check my_search.py:MySearch --budget 10 --seeds 2
 
 step "a small workflow on a protocol outside the repository"

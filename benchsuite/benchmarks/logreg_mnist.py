@@ -72,6 +72,7 @@ def _build() -> Any:
 class LogregMnist(Benchmark):
     """Multinomial logistic regression on MNIST trained by SGD (Snoek et al. 2012; dngo.txt Table 1)."""
 
+    needs = ("torch",)  # the [nas] extra
     name = "logreg_mnist"
     description = ("logistic regression on MNIST trained live by SGD: learning rate, l2, batch size, epochs "
                    "(Snoek et al. 2012 Sec. 4.2 / HPOlib; dngo.txt Table 1); loss = validation error")

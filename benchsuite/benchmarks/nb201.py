@@ -42,6 +42,7 @@ class _Nb201Tabular(TabularBenchmark):
 
     task: ClassVar[str] = ""
     optimum_from = "test"
+    optimum_label = "best test error in the table"
     describe_attrs = ("source", "recipe", "data_note", "built")
 
     def make_space(self, table: Table) -> Space:

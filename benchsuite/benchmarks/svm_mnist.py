@@ -164,6 +164,7 @@ class SvmMnistLive(Benchmark):
     """RBF SVM on MNIST, trained now (fabolas.txt Section 4.1)."""
 
     name = "svm_mnist_live"
+    needs = ("sklearn",)  # the [svm] extra
     description = ("RBF SVM on MNIST trained live: C = exp(x0), gamma = exp(x1), x in [-10, 10]^2, "
                    "fidelity s = fraction of a 5,000-image pool (fabolas.txt Sec. 4.1)")
     kind = "live"

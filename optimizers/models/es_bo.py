@@ -62,6 +62,7 @@ def _transform_loss(losses: np.ndarray, how: str) -> np.ndarray:
 class CostAwareES(Optimizer):
     """Base of fabolas and mtbo: entropy search about the minimiser at the target fidelity per unit cost."""
 
+    needs = ("emcee",)  # the [bo] extra
     name = ""  # abstract: not registered
     common_settings: dict[str, Setting] = {
         **ES_SETTINGS,
