@@ -68,6 +68,20 @@ def horseshoe_log_prior(log_var: np.ndarray, scale: float = HORSESHOE_SCALE) -> 
     return np.where((z >= lo) & (z <= hi), out, -np.inf)
 
 
+
+def _matern52_of_r(r: np.ndarray) -> np.ndarray:
+    """(1 + u + u^2 / 3) exp(-u) with u = sqrt(5) r, the Matern-5/2 shape at scaled distances ``r``
+    (overwritten: the buffer is reused), for the full and the lower-triangle covariances alike."""
+    u = r
+    u *= math.sqrt(5.0)
+    e = np.exp(-u)
+    poly = u * u
+    poly *= 1.0 / 3.0
+    poly += u
+    poly += 1.0
+    poly *= e
+    return poly
+
 class Kernel(ABC):
     """A covariance function with a vector of (log-scale) parameters per sample."""
 
@@ -171,14 +185,7 @@ class Matern52(Kernel):
         r2 = (A**2).sum(-1)[:, :, None] + (B**2).sum(-1)[:, None, :] - 2.0 * np.matmul(A, np.swapaxes(B, 1, 2))
         # in place on one buffer: with u = sqrt(5) r, k = amp (1 + u + u^2 / 3) exp(-u)
         np.maximum(r2, 0.0, out=r2)
-        u = np.sqrt(r2, out=r2)
-        u *= math.sqrt(5.0)
-        e = np.exp(-u)
-        poly = u * u
-        poly *= 1.0 / 3.0
-        poly += u
-        poly += 1.0
-        poly *= e
+        poly = _matern52_of_r(np.sqrt(r2, out=r2))
         poly *= amp[:, None, None]
         return poly
 
@@ -228,14 +235,7 @@ class Matern52(Kernel):
         D2, il, jl = self._pair_table(X)
         # r^2 summed from the per-dimension table (exact, no cancellation), on n(n+1)/2 pairs only
         u = (1.0 / ls**2) @ D2
-        np.sqrt(u, out=u)
-        u *= math.sqrt(5.0)
-        e = np.exp(-u)
-        poly = u * u
-        poly *= 1.0 / 3.0
-        poly += u
-        poly += 1.0
-        poly *= e
+        poly = _matern52_of_r(np.sqrt(u, out=u))
         poly *= amp[:, None]
         n = X.shape[0]
         K = np.zeros((poly.shape[0], n, n))  # zeros, not garbage, above the diagonal: products stay finite
