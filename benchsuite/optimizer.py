@@ -22,7 +22,6 @@ driven outside the runner (a unit test calling ``ask``/``tell`` itself) sees
 """
 from __future__ import annotations
 
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .benchmark import Fidelity, Result
-from .errors import PluginError, UnsupportedError, shorten
+from .errors import UnsupportedError
 from .settings import Setting, resolve_settings
 from .space import SearchSpace
 
@@ -123,25 +122,6 @@ class Optimizer(ABC):
     needs: ClassVar[tuple[str, ...]] = ()
     settings_spec: ClassVar[dict[str, Setting]] = {}
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Wrap a plugin's own ``ask`` so that a return value other than a :class:`Suggestion` names the contract."""
-        super().__init_subclass__(**kwargs)
-        ask = cls.__dict__.get("ask")
-        if ask is None or getattr(ask, "__isabstractmethod__", False) or getattr(ask, "_checks_suggestion", False):
-            return
-
-        @functools.wraps(ask)
-        def checked_ask(self: Optimizer, *args: Any, **kw: Any) -> Suggestion:
-            suggestion = ask(self, *args, **kw)
-            if not isinstance(suggestion, Suggestion):
-                raise PluginError(f"optimizer {type(self).name or type(self).__name__!r}: ask must return a Suggestion "
-                                  f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
-                                  f"{shorten(repr(suggestion), 80)} of type {type(suggestion).__name__}")
-            return suggestion
-
-        checked_ask._checks_suggestion = True  # type: ignore[attr-defined]
-        cls.ask = checked_ask  # type: ignore[method-assign]
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, **settings: Any):

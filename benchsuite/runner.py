@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .benchmark import Benchmark, Result
-from .errors import BudgetError, InvalidConfigError, PluginError
-from .optimizer import Optimizer, Trial
+from .errors import BudgetError, InvalidConfigError, PluginError, shorten
+from .optimizer import Optimizer, Suggestion, Trial
 from .provenance import run_provenance
 from .seeding import evaluation_seed, optimizer_rng
 
@@ -131,6 +131,10 @@ def run(
             t0 = time.perf_counter()
             suggestion = opt.ask(tuple(pending.values()))
             ask_s = time.perf_counter() - t0
+            if not isinstance(suggestion, Suggestion):  # the one place every plugin's ask is called
+                raise PluginError(f"optimizer {opt.name or type(opt).__name__!r}: ask must return a Suggestion "
+                                  f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
+                                  f"{shorten(repr(suggestion), 80)} of type {type(suggestion).__name__}")
             try:
                 config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
             except InvalidConfigError as exc:

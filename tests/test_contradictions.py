@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from benchsuite import registry
+from benchsuite.registry import make_benchmark
 from benchsuite.architectures.layer_graph import validate_graph
 from benchsuite.benchmark import Fidelity
 from benchsuite.cli import main
 from benchsuite.errors import InvalidConfigError, InvalidSettingError, PluginError, shorten
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
-from benchsuite.protocol import parse_protocol
 from benchsuite.space import Float, Space
 
 BOUND_S = 60.0  # generous: each case takes well under a second; a hang or a 3^18 bracket takes minutes
@@ -251,10 +251,11 @@ class _Returns(Optimizer):
 
 @pytest.mark.parametrize("value", [None, "x1=1", {"x": 0.5}, ({"x": 0.5}, None), 42])
 def test_ask_must_return_a_suggestion(value):
-    space = Space([Float("x", 0.0, 1.0)])
-    opt = type("Junk", (_Returns,), {"value": value})(space, None, 0)
-    with pytest.raises(PluginError, match="ask must return a Suggestion") as info:
-        opt.ask()
+    from benchsuite.runner import run
+
+    junk = type("Junk", (_Returns,), {"value": value})
+    with pytest.raises(PluginError, match="ask must return a Suggestion") as info:  # checked where ask is called
+        run(make_benchmark("branin"), junk, seed=0, budget_evals=2)
     assert type(value).__name__ in str(info.value) and "returns_junk" in str(info.value)
 
 
