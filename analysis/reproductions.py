@@ -262,6 +262,10 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                 refused.append(f"{p['path']}: made for protocol {p.get('protocol')!r}, run {key}, seed "
                                f"{p.get('seed')}: not this protocol's job (seed "
                                f"{job.seed if job else 'none'})")
+            elif str(p.get("initial_design", "optimizer")) != job.optimizer.initial_design:
+                bad.append(key)
+                refused.append(f"{p['path']}: started from the {p.get('initial_design', 'optimizer')}'s initial "
+                               f"design, the protocol's job from the {job.optimizer.initial_design}'s: rerun it")
         if bad:
             mask = pd.Series([(b, o, int(r)) not in set(bad) for b, o, r in
                               zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)

@@ -41,14 +41,16 @@ AXES = ("evaluations", "time")
 def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Optimizer], *, seed: int = 0,
         budget_evals: int | None = None, budget_seconds: float | None = None, workers: int = 1,
         optimizer_settings: Mapping[str, Any] | None = None, benchmark_settings: Mapping[str, Any] | None = None,
-        out: PathLike | None = None, include_overhead: bool = True) -> pd.DataFrame:
+        out: PathLike | None = None, include_overhead: bool = True,
+        initial_design: str = "optimizer") -> pd.DataFrame:
     """Run one optimizer on one benchmark, as ``benchsuite run`` does, and return its trials as a DataFrame.
 
     ``benchmark`` is a registered name, a Benchmark subclass (constructed with
     ``benchmark_settings``) or an instance; ``optimizer`` a registered name or an Optimizer
     subclass. With ``out`` the result file is written there (checked before the run
     starts, written atomically after it) exactly as the command line writes it.
-    ``include_overhead=False`` is ``--no-overhead``. Errors are the suite's one-line types
+    ``include_overhead=False`` is ``--no-overhead``; ``initial_design="benchmark"`` is
+    ``--initial-design benchmark`` (start from the benchmark's own initial points). Errors are the suite's one-line types
     (:mod:`benchsuite.errors`).
     """
     from .analysis.load import labelled_run
@@ -57,7 +59,8 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
 
     _, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
                           workers=workers, optimizer_settings=optimizer_settings,
-                          benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out)
+                          benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
+                          initial_design=initial_design)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
     frame.attrs["provenance"] = [prov]

@@ -188,6 +188,16 @@ class Benchmark(ABC):
         """Facts to store with results (for example a table's sha256)."""
         return {}
 
+    def initial_design(self) -> list[Any] | None:
+        """The initial configurations this benchmark's paper starts every method from, or ``None``.
+
+        Most benchmarks have none. COMBO's binary problems in ``combo_authors`` mode return the
+        authors' 20 points of the run's (instance, initial design) pair; a run hands them to the
+        optimizer with ``initial_design="benchmark"`` (``benchsuite run --initial-design benchmark``,
+        or ``initial_design: benchmark`` on a protocol's optimizer entry).
+        """
+        return None
+
     def describe(self) -> str:
         """Human-readable description for ``benchsuite describe``."""
         lines = [f"{self.name} ({self.kind}): {self.description}", "space: " + self.space.describe()]

@@ -109,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="benchmark setting (repeatable); see `benchsuite describe BENCHMARK`")
     r.add_argument("--meta", action="append", metavar="KEY=VALUE",
                    help="extra provenance to record (the workflow records the protocol)")
+    r.add_argument("--initial-design", choices=("optimizer", "benchmark"), default="optimizer",
+                   help="where the first points come from: the optimizer's own random initial points (default) "
+                        "or the benchmark's initial design (COMBO's binary problems with "
+                        "instance_mode=combo_authors: the authors' 20 points of the run)")
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -288,7 +292,8 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
     run_args = argparse.Namespace(
         benchmark=job.benchmark.name, optimizer=job.optimizer.name, seed=job.seed, budget_evals=budget.evaluations,
         budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
-        no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb)
+        no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
+        initial_design=job.optimizer.initial_design)
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -364,7 +369,8 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 budget_seconds=args.budget_seconds, workers=args.workers,
                                 optimizer_settings=opt_settings, benchmark_settings=bench_settings,
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
-                                progress=progress, on_failure=on_failure, guard=guard)
+                                progress=progress, on_failure=on_failure, guard=guard,
+                                initial_design=args.initial_design)
     finally:
         for bar in bars:
             bar.close()

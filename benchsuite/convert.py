@@ -37,7 +37,7 @@ from typing import Any
 from .errors import UnsupportedError
 from .space import Binary, Categorical, Float, Integer, Ordinal, SearchSpace, Space
 
-__all__ = ["from_configspace", "from_optuna", "optuna_params", "require", "to_configspace",
+__all__ = ["from_configspace", "from_optuna", "optuna_params", "require", "to_configspace", "to_configspace_config",
            "to_optuna_distributions"]
 
 
@@ -87,6 +87,14 @@ def to_configspace(space: SearchSpace, seed: int | None = None) -> Any:
     else:
         cs.add_hyperparameters(hps)
     return cs
+
+
+def to_configspace_config(cs: Any, space: SearchSpace, config: dict[str, Any]) -> Any:
+    """One of our configurations as a ``Configuration`` of ``cs`` (made by :func:`to_configspace` from ``space``)."""
+    space = _vector_space(space, "the ConfigSpace converter")
+    cs_mod = require("ConfigSpace", "smac")
+    config = space.validate(config)
+    return cs_mod.Configuration(cs, values={v.name: _plain(config[v.name]) for v in space.variables})
 
 
 def from_configspace(space: Space, config: Any) -> dict[str, Any]:

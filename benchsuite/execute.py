@@ -68,11 +68,12 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 extra_provenance: Mapping[str, Any] | None = None, out: str | Path | None = None,
                 progress: ProgressFn | None = None,
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
-                guard: Guard | None = None) -> tuple[RunOutput, str]:
+                guard: Guard | None = None, initial_design: str = "optimizer") -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and its result file's text.
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
-    sees each evaluation that raised (the run records it as a failed trial and goes on).
+    sees each evaluation that raised (the run records it as a failed trial and goes on);
+    ``initial_design`` is :func:`benchsuite.runner.run`'s.
     """
     from .locks import OutputLock
     from .results import check_writable, format_result, write_result_text
@@ -91,7 +92,7 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                          workers=workers, optimizer_settings=dict(optimizer_settings or {}),
                          include_overhead=include_overhead, progress=progress,
                          extra_provenance=dict(extra_provenance) if extra_provenance else None,
-                         on_failure=failure_hook)
+                         on_failure=failure_hook, initial_design=initial_design)
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)

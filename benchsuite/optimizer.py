@@ -48,6 +48,9 @@ class Capabilities:
     needs_hint: str = ""
     #: space capabilities the plugin uses when a space announces them (otherwise it falls back)
     uses: frozenset[str] = frozenset()
+    #: the plugin can start from a given initial design (``Optimizer.initial_design``) instead of its own
+    #: random initial points
+    initial_design: bool = False
 
     def __post_init__(self) -> None:
         from .space import SPACE_CAPABILITIES
@@ -124,12 +127,20 @@ class Optimizer(ABC):
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
-                 rng: np.random.Generator | int | None = None, **settings: Any):
+                 rng: np.random.Generator | int | None = None, *, initial_design: Sequence[Any] = (),
+                 **settings: Any):
         self.space = space
         self.fidelity = fidelity
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self.settings = resolve_settings(f"optimizer {self.name!r}", self.settings_spec, settings)
         self.check_settings(self.settings, fidelity)
+        if initial_design and not self.supports.initial_design:
+            raise UnsupportedError(f"optimizer {self.name!r} cannot start from a given initial design; "
+                                   "run it with its own initial points (initial_design: optimizer)")
+        #: configurations to evaluate first, in this order, in place of the plugin's own random initial
+        #: points (the runner passes the benchmark's with ``initial_design="benchmark"``); see ``next_initial``
+        self.initial_design: list[Any] = list(initial_design)
+        self._design_given = 0
         self.history: list[Trial] = []
         self._best_full: Trial | None = None  # incumbents kept incrementally: recommend() is O(1)
         self._best_any: Trial | None = None
@@ -173,6 +184,23 @@ class Optimizer(ABC):
         return None if best is None else best.config
 
     # -- helpers for subclasses -----------------------------------------------------------
+    def next_initial(self) -> Any | None:
+        """The next configuration of ``initial_design`` not yet handed out, or ``None`` when all were.
+
+        A plugin that declares ``Capabilities(initial_design=True)`` calls this where it would
+        draw a random initial point, and draws as before once it returns ``None`` (so, with no
+        design given, its random stream and its results are exactly those without this hook).
+        """
+        if self._design_given >= len(self.initial_design):
+            return None
+        self._design_given += 1
+        return self.initial_design[self._design_given - 1]
+
+    def sample_initial(self) -> Any:
+        """An initial point: the next of ``initial_design``, else a uniform sample from the space."""
+        config = self.next_initial()
+        return self.space.sample(self.rng) if config is None else config
+
     def full_fidelity(self) -> float | None:
         """The fidelity to ask for when a plugin does not use the axis."""
         return self.fidelity.full if self.fidelity is not None else None

@@ -15,6 +15,7 @@ how often, with what budget, and what the report shows::
     optimizers:
       - random_search                # a name, or {name, settings, label}
       - {name: random_search, label: rs_x2, settings: {}}
+      - {name: combo, initial_design: benchmark}  # start from the benchmark's initial design
     repetitions: 10
     budget: {evaluations: 50, seconds: 3600}    # at least one of the two
     workers: 1                       # asynchronous workers (default 1)
@@ -72,7 +73,7 @@ _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimiz
              "workers", "include_overhead", "quantity", "plots", "table", "resources", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
-_OPT_KEYS = ("name", "label", "settings")
+_OPT_KEYS = ("name", "label", "settings", "initial_design")
 _BUDGET_KEYS = ("evaluations", "seconds")
 _PLOT_KEYS = ("x", "time_scale", "evaluations_scale", "y_scale")
 _TABLE_KEYS = ("at",)
@@ -123,11 +124,12 @@ class BenchmarkSpec:
 
 @dataclass(frozen=True)
 class OptimizerSpec:
-    """One optimizer of a protocol: registered name, unique label and its settings."""
+    """One optimizer of a protocol: registered name, unique label, its settings, where its first points come from."""
 
     name: str
     label: str
     settings: dict[str, Any]
+    initial_design: str = "optimizer"  # or "benchmark" (Benchmark.initial_design; benchsuite.runner.run)
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,8 @@ class Protocol:
             argv += ["--set", f"{k}={_cli_value(v)}"]
         for k, v in job.benchmark.settings_for(job.repetition).items():
             argv += ["--benchmark-set", f"{k}={_cli_value(v)}"]
+        if job.optimizer.initial_design != "optimizer":
+            argv += ["--initial-design", job.optimizer.initial_design]
         if not self.include_overhead:
             argv.append("--no-overhead")
         for k, v in (("protocol", self.name), ("benchmark_label", job.benchmark.label),
@@ -478,7 +482,12 @@ def _optimizers(c: _Checker, raw: Any) -> tuple[tuple[OptimizerSpec, ...], tuple
             continue
         settings = _settings(c, _join(k, "settings"), cls, f"optimizer {name!r}", item.get("settings"))
         _check_settings(c, _join(k, "settings"), cls, settings, None)
-        specs.append(OptimizerSpec(name, label, settings))
+        design = c.choice(_join(k, "initial_design"), item.get("initial_design", "optimizer"),
+                          ("optimizer", "benchmark"))
+        if design != "optimizer" and not cls.supports.initial_design:
+            raise c.fail(_join(k, "initial_design"), f"optimizer {name!r} cannot start from the benchmark's initial "
+                         "design (its Capabilities say initial_design=False); drop the key for it")
+        specs.append(OptimizerSpec(name, label, settings, design))
     _unique(c, "optimizers", labels)
     if not specs:
         raise c.fail("optimizers", "no optimizer of this protocol is available here: "
@@ -519,6 +528,10 @@ def _check_pairs(c: _Checker, benchmarks: Sequence[BenchmarkSpec], optimizers: S
             except UnsupportedError as exc:
                 raise c.fail("optimizers", f"{o.label} cannot run on {b.label}: {exc}") from None
             _check_settings(c, "optimizers", ocls, o.settings, bench.fidelity, f"{o.label} on {b.label}: ")
+            if o.initial_design == "benchmark" and not bench.initial_design():
+                raise c.fail("optimizers", f"{o.label} starts from the benchmark's initial design, but {b.label} has "
+                             "none with these settings; drop initial_design: benchmark (or set the benchmark's "
+                             "settings that give it one)")
 
 
 def _check_settings(c: _Checker, key: str, cls: type, given: Mapping[str, Any], fidelity: Any,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .benchmark import Benchmark, Result
-from .errors import BudgetError, InvalidConfigError, PluginError, shorten
+from .errors import BudgetError, InvalidConfigError, InvalidSettingError, PluginError, UnsupportedError, shorten
 from .optimizer import Optimizer, Suggestion, Trial
 from .provenance import run_provenance
 from .seeding import evaluation_seed, optimizer_rng
@@ -73,6 +73,31 @@ def check_budget(budget_evals: int | None, budget_seconds: float | None) -> None
         raise BudgetError(f"budget in seconds must be positive, got {budget_seconds}")
 
 
+INITIAL_DESIGNS = ("optimizer", "benchmark")
+
+
+def benchmark_design(benchmark: Benchmark, optimizer_cls: type[Optimizer], initial_design: str) -> list[Any]:
+    """The configurations a run starts from: none (``"optimizer"``) or the benchmark's, checked."""
+    if initial_design not in INITIAL_DESIGNS:
+        raise InvalidSettingError(f"initial_design must be one of {', '.join(INITIAL_DESIGNS)}, "
+                                  f"got {initial_design!r}")
+    if initial_design == "optimizer":
+        return []
+    if not optimizer_cls.supports.initial_design:
+        raise UnsupportedError(f"optimizer {optimizer_cls.name!r} cannot start from the benchmark's initial design; "
+                               "drop initial_design: benchmark for it (it draws its own initial points)")
+    design = benchmark.initial_design()
+    if not design:
+        raise InvalidSettingError(f"benchmark {benchmark.name!r} has no initial design of its own with these "
+                                  "settings (COMBO's binary problems have one with instance_mode=combo_authors); "
+                                  "drop initial_design: benchmark")
+    try:
+        return [benchmark.check(config, None)[0] for config in design]
+    except InvalidConfigError as exc:
+        raise PluginError(f"benchmark {benchmark.name!r}: its initial design has an invalid configuration: "
+                          f"{exc}") from None
+
+
 def run(
     benchmark: Benchmark,
     optimizer_cls: type[Optimizer],
@@ -86,12 +111,18 @@ def run(
     progress: ProgressFn | None = None,
     extra_provenance: Mapping[str, Any] | None = None,
     on_failure: Callable[[Trial, Exception], None] | None = None,
+    initial_design: str = "optimizer",
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
     An exception inside ``benchmark.evaluate`` is a failed trial (its message in the row's
     ``info``); ``on_failure(trial, exc)`` then sees the exception with its traceback (the CLI
-    keeps it in the run's failure log, or opens the debugger there with ``--pdb``)."""
+    keeps it in the run's failure log, or opens the debugger there with ``--pdb``).
+
+    ``initial_design="benchmark"`` hands the benchmark's initial design
+    (:meth:`Benchmark.initial_design`, e.g. the COMBO authors' 20 points of a run) to the optimizer,
+    which evaluates it first in place of its own random initial points; the default
+    ``"optimizer"`` lets the optimizer draw its own."""
     check_budget(budget_evals, budget_seconds)
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
@@ -99,7 +130,9 @@ def run(
         raise BudgetError(f"seed must be a non-negative integer, got {seed}")
     optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
     benchmark.prepare()  # a missing data file is an error now, not a failed trial each time
-    opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), **dict(optimizer_settings or {}))
+    design = benchmark_design(benchmark, optimizer_cls, initial_design)
+    opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), initial_design=design,
+                        **dict(optimizer_settings or {}))
 
     space = benchmark.space
     heap: list[tuple[float, int, Trial, Result, float, float]] = []
@@ -203,7 +236,10 @@ def run(
         if progress is not None:
             progress(len(rows), told)
 
+    extra = dict(extra_provenance or {})
+    if initial_design != "optimizer":  # recorded only when used, so other runs' files are unchanged
+        extra["initial_design"] = initial_design
     provenance = run_provenance(benchmark, opt, seed=seed, workers=workers, budget_evals=budget_evals,
                                 budget_seconds=budget_seconds, include_overhead=include_overhead,
-                                n_trials=len(rows), extra=extra_provenance)
+                                n_trials=len(rows), extra=extra or None)
     return RunOutput(rows, provenance, opt)

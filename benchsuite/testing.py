@@ -229,6 +229,27 @@ def _run_recorded(optimizer_cls: type[Optimizer], bench: Benchmark, settings: Ma
     return box["rec"], out.rows
 
 
+def _check_initial_design(optimizer_cls: type[Optimizer], bench: Benchmark, settings: Mapping[str, Any], seed: int,
+                          label: str) -> None:
+    """A plugin declaring ``Capabilities(initial_design=True)`` asks for a given design first, in order."""
+    import numpy as np
+
+    from .optimizer import Trial
+
+    design = [bench.space.sample(np.random.default_rng(seed + 1)) for _ in range(3)]
+    opt = optimizer_cls(bench.space, bench.fidelity, np.random.default_rng(seed), initial_design=design, **settings)
+    asked = []
+    for i in range(len(design)):
+        suggestion = opt.ask(())
+        config, fid = bench.check(suggestion.config, suggestion.fidelity)
+        asked.append(bench.space.key(config))
+        opt.tell(Trial.from_suggestion(suggestion, i, config=config, fidelity=fid),
+                 bench.evaluate(config, fid, seed=seed + i))
+    expected = [bench.space.key(bench.space.validate(c)) for c in design]
+    assert asked == expected, (f"{optimizer_cls.name} on {label}: it declares initial_design=True but did not ask "
+                               "for the given initial design first (use self.sample_initial() for initial points)")
+
+
 def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] | None = None,
                     budget: int = 12, workers: Sequence[int] = (1, 3), seed: int = 0) -> ConformanceReport:
     """Check a plugin's contract on small benchmarks of every kind it claims; raises AssertionError.
@@ -272,6 +293,8 @@ def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] 
             keys2 = [bench.space.key(bench.space.validate(s.config)) for s in rec2.suggestions]
             assert keys1 == keys2, f"{where}: the same seed gave different suggestions (hidden random state?)"
             report.checked.append((label, w))
+        if optimizer_cls.supports.initial_design:
+            _check_initial_design(optimizer_cls, bench, settings, seed, label)
         failing = _FailingEvery(bench, k=4)
         _, rows = _run_recorded(optimizer_cls, failing, settings, seed, budget, 1)
         n_failed = sum(r["status"] == "failed" for r in rows)

@@ -76,7 +76,7 @@ class BOCS(Optimizer):
 
     name = "bocs"
     description = "BOCS-SA: horseshoe sparse Bayesian regression on 2nd-order interactions, Thompson sampling + SA"
-    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)
     test_settings = {"n_init": 4, "gibbs_burnin": 30, "gibbs_steps": 3, "sa_steps": 40}
     settings_spec = {
@@ -106,7 +106,7 @@ class BOCS(Optimizer):
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         if len(self.losses) < max(self.settings["n_init"], 2):
-            return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+            return Suggestion(self.sample_initial(), self.full_fidelity())
         # matrices of a few hundred rows: BLAS threads only add contention (50x slower under load)
         with single_threaded_blas():
             return self._model_ask(pending)

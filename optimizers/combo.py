@@ -83,7 +83,7 @@ class Combo(Optimizer):
 
     name = "combo"
     description = "COMBO: GP with ARD diffusion kernel on the graph Cartesian product, horseshoe priors, slice sampling, EI"
-    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)
     test_settings = {"n_init": 4, "n_burn": 5, "n_samples": 2, "n_random": 300, "n_spray": 5, "n_ascent": 4}
     settings_spec = {
@@ -162,6 +162,9 @@ class Combo(Optimizer):
         seen.update(_keys(pend))
         if len(y) + len(pend) < self.settings["n_init"] or len(y) < 2:
             self.last_timing = {}
+            given = self.next_initial()  # the benchmark's initial design first, when the run passes one
+            if given is not None:
+                return Suggestion(given, self.full_fidelity())
             return self._suggest(self._random_unseen(seen))
         with self._threads():
             return self._ask_model(self.space.to_codes(configs), y, pend, seen)

@@ -31,7 +31,7 @@ class RegularizedEvolution(Optimizer):
     name = "regularized_evolution"
     description = "regularized (aging) evolution with tournament selection (Real et al. 2019)"
     supports = Capabilities(spaces={"discrete", "architecture"}, fidelity="ignores",
-                            parallel=True)
+                            parallel=True, initial_design=True)
     test_settings = {"population_size": 4, "sample_size": 2}  # small: quick conformance checks
     settings_spec = {
         "population_size": Setting(50, "population size P (COMBO Supp. 4.4.4 / authors' code: 50)",
@@ -55,7 +55,7 @@ class RegularizedEvolution(Optimizer):
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         if len(self.population) < self.settings["population_size"] and \
                 len(self.history) + len(pending) < self.settings["population_size"]:
-            return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+            return Suggestion(self.sample_initial(), self.full_fidelity())
         if not self.population:  # all initial trials failed
             return Suggestion(self.space.sample(self.rng), self.full_fidelity())
         members = list(self.population)

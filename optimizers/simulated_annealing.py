@@ -30,7 +30,7 @@ class SimulatedAnnealing(Optimizer):
 
     name = "simulated_annealing"
     description = "simulated annealing over one-variable moves, geometric cooling (COMBO's SA baseline)"
-    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     test_settings = {"n_init": 3}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random configurations before the walk starts at the best (combo.txt Sec. 4: 20)",
@@ -75,7 +75,7 @@ class SimulatedAnnealing(Optimizer):
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         if self.current is None:
-            return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+            return Suggestion(self.sample_initial(), self.full_fidelity())
         busy = {self.space.key(t.config) for t in pending}
         for _ in range(self.settings["max_free_steps"] + 1):
             cand = random_moves(self.current[None, :], self.n_levels, self.unordered, self.rng)[0]

@@ -15,7 +15,7 @@ from typing import Any
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE_INT, Setting
-from benchsuite.convert import from_configspace, require, to_configspace
+from benchsuite.convert import from_configspace, require, to_configspace, to_configspace_config
 
 
 def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - never called in ask/tell
@@ -38,7 +38,8 @@ class SMAC(Optimizer):
     needs = ("smac", "ConfigSpace")  # the [smac] extra
     name = "smac"
     description = "SMAC3 random-forest SMBO via ask/tell (optional extra: pip install 'benchsuite[smac]')"
-    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True,
+                            initial_design=True)
     test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)", domain=POSITIVE_INT),
@@ -56,7 +57,11 @@ class SMAC(Optimizer):
         self._tmp = tempfile.TemporaryDirectory(prefix="benchsuite-smac-")
         scenario = smac.Scenario(self.cs, output_directory=Path(self._tmp.name), deterministic=True,
                                  n_trials=10**6, seed=seed)
-        init = RandomInitialDesign(scenario, n_configs=max(int(self.settings["n_init"]), 1), max_ratio=1.0)
+        # a given initial design (the benchmark's) comes first, as SMAC's additional configurations; random
+        # ones fill up to n_init
+        given = [to_configspace_config(self.cs, self.space, c) for c in self.initial_design]
+        init = RandomInitialDesign(scenario, n_configs=max(int(self.settings["n_init"]) - len(given), 0 if given else 1),
+                                   max_ratio=1.0, additional_configs=given)
         self.smac = facade(scenario, _fail_target, initial_design=init,
                            intensifier=facade.get_intensifier(scenario, max_config_calls=1),
                            logging_level=40, overwrite=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
-from benchsuite.convert import from_optuna, require, to_optuna_distributions
+from benchsuite.convert import from_optuna, optuna_params, require, to_optuna_distributions
 
 
 class TPE(Optimizer):
@@ -30,7 +30,8 @@ class TPE(Optimizer):
     needs = ("optuna",)  # the [tpe] extra
     name = "tpe"
     description = "Optuna TPE (tree-structured Parzen estimator) via ask/tell (optional extra: pip install 'benchsuite[tpe]')"
-    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
+    supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True,
+                            initial_design=True)
     test_settings = {"n_init": 4}  # small: quick conformance checks
     settings_spec = {
         "n_init": Setting(20, "random startup trials (combo.txt Sec. 4: 20; Optuna default 10)",
@@ -57,6 +58,10 @@ class TPE(Optimizer):
         self.study = optuna.create_study(direction="minimize", sampler=sampler)
         self.distributions = to_optuna_distributions(self.space, self.settings["ordinal_as"])
         self._asked: list[object] = []  # optuna trials not yet told
+        # a given initial design (the benchmark's) is enqueued first; Optuna counts its trials among the
+        # n_startup_trials, so random ones fill up to n_init
+        for config in self.initial_design:
+            self.study.enqueue_trial(optuna_params(self.space, config))
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         import warnings

@@ -202,6 +202,14 @@ def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: P
     assert len(rep["added"]) == 8 and any("seed" in r for r in rep["refused"])
 
 
+def test_collect_refuses_runs_from_another_initial_design(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    f = results / "mini" / "branin_discrete" / "random_search" / "rep000.csv"
+    f.write_text(f.read_text().replace('"seed": ', '"initial_design": "benchmark", "seed": ', 1))
+    rep = R.collect(mini, results, tmp_path / "out")
+    assert len(rep["added"]) == 8 and any("initial design" in r and "rerun it" in r for r in rep["refused"])
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
 def test_corrupt_runs_file_is_one_line_and_nothing_is_overwritten(committed: Path, mini, tmp_path: Path,
                                                                    damage: str, capsys) -> None:
