@@ -17,8 +17,9 @@ JPEG archive when present, else downloads the official batches.
 Decoding the JPEGs takes a while, so the decoded arrays are cached as a compressed
 ``.npz`` under :func:`cache_dir` (``$BENCHSUITE_CACHE``, else ``~/.cache/benchsuite/cache``),
 keyed by the archive's sha256 and written atomically; the arrays are also kept in memory
-per process. A cache file that fails its checks (truncated, wrong shapes or labels) is
-ignored and rebuilt.
+per process. The cache stores the checksum of its own contents (:func:`write_checked_cache`);
+a cache file that fails its checks (truncated, edited, wrong shapes or labels) is ignored and
+rebuilt.
 
 Splits of the 50,000 training images (:func:`split_indices`, indices into the training
 order of the source):
@@ -45,6 +46,7 @@ arrays (uint8 NHWC images stay uint8; the training harness normalises them on it
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
@@ -127,20 +129,67 @@ def _check_arrays(x_tr: np.ndarray, y_tr: np.ndarray, x_te: np.ndarray, y_te: np
     return None
 
 
-def _read_cache(path: Path, expect: tuple[int, int] | None) -> tuple[np.ndarray, ...] | None:
-    if not path.is_file():
+_CACHE_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def _read_cache(path: Path, meta: str, expect: tuple[int, int] | None) -> tuple[np.ndarray, ...] | None:
+    arrays, why = read_checked_cache(path, meta)
+    if arrays is None:
+        if why:
+            log.warning("ignoring cache file %s (%s); decoding again", path, why)
         return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = tuple(z[k] for k in ("x_train", "y_train", "x_test", "y_test"))
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        log.warning("ignoring unreadable cache file %s (%s); decoding again", path, exc)
+        out = tuple(arrays[k] for k in _CACHE_KEYS)
+    except KeyError as exc:
+        log.warning("ignoring cache file %s (array %s missing); decoding again", path, exc)
         return None
-    problem = _check_arrays(*arrays, expect)
+    problem = _check_arrays(*out, expect)
     if problem:
         log.warning("ignoring cache file %s (%s); decoding again", path, problem)
         return None
-    return arrays
+    return out
+
+
+def arrays_checksum(meta: str, arrays: dict[str, np.ndarray]) -> str:
+    """sha256 of ``meta`` and every array's name, dtype, shape and bytes (a derived cache's own checksum)."""
+    h = hashlib.sha256(meta.encode())
+    for name in sorted(arrays):
+        a = arrays[name]
+        h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def write_checked_cache(path: Path, meta: str, arrays: dict[str, np.ndarray], compressed: bool = True) -> None:
+    """Write a derived cache with what it was made from (``meta``) and the checksum of its own contents.
+
+    Issue 26 item 3: a cache checked for shapes and dtypes only was trained on after its pixels were
+    inverted; :func:`read_checked_cache` now recomputes the checksum before anything uses the arrays.
+    """
+    write_cache_file(path, {"__meta__": np.array(meta), "__sha256__": np.array(arrays_checksum(meta, arrays)),
+                            **arrays}, compressed=compressed)
+
+
+def read_checked_cache(path: Path, meta: str) -> tuple[dict[str, np.ndarray] | None, str]:
+    """The arrays of a cache :func:`write_checked_cache` wrote for ``meta``, and ``""``; or ``None`` and why
+    not (``""`` when there is no file): unreadable, written for something else, or contents that fail their
+    checksum. The caller says what it does about it (decode again, refit) in its own log."""
+    if not path.is_file():
+        return None, ""
+    why = "not a readable .npz archive"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        why = "no key or checksum stored"
+        stored_meta, stored_sum = str(arrays.pop("__meta__")), str(arrays.pop("__sha256__"))
+        why = "written for another table, source or settings"
+        if stored_meta == meta:
+            why = "checksum mismatch: its contents were changed"
+            if arrays_checksum(stored_meta, arrays) == stored_sum:
+                return arrays, ""
+    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        why += f": {type(exc).__name__}"
+    return None, why
 
 
 def write_cache_file(path: Path, arrays: dict[str, np.ndarray], compressed: bool = True) -> None:
@@ -290,14 +339,15 @@ def load_cifar10_file(path: str | os.PathLike, source: str, sha256: str | None =
         if hit is not None:
             return hit
         cpath = _cache_path(source, sha)
-        arrays = _read_cache(cpath, expect)
+        meta = cpath.name  # what the cache was made from: the source, the archive's sha256, the cache version
+        arrays = _read_cache(cpath, meta, expect)
         if arrays is None:
             reader = read_cifar10_jpeg if source == "jpeg" else read_cifar10_python
             arrays = reader(path)
             problem = _check_arrays(*arrays, expect)
             if problem:
                 raise _corrupt(path, problem)
-            write_cache_file(cpath, dict(zip(("x_train", "y_train", "x_test", "y_test"), arrays)))
+            write_checked_cache(cpath, meta, dict(zip(_CACHE_KEYS, arrays)))
         for a in arrays:
             a.setflags(write=False)  # shared between callers through the in-process cache
         out = ImageData(*arrays, source=source, sha256=sha)

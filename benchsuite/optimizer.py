@@ -48,7 +48,7 @@ class Capabilities:
     needs_hint: str = ""
     #: space capabilities the plugin uses when a space announces them (otherwise it falls back)
     uses: frozenset[str] = frozenset()
-    #: the plugin can start from a given initial design (``Optimizer.initial_design``) instead of its own
+    #: the plugin can start from a given initial design (``Optimizer.given_design``) instead of its own
     #: random initial points
     initial_design: bool = False
 
@@ -139,7 +139,7 @@ class Optimizer(ABC):
                                    "run it with its own initial points (initial_design: optimizer)")
         #: configurations to evaluate first, in this order, in place of the plugin's own random initial
         #: points (the runner passes the benchmark's with ``initial_design="benchmark"``); see ``next_initial``
-        self.initial_design: list[Any] = list(initial_design)
+        self.given_design: list[Any] = list(initial_design)
         self._design_given = 0
         self.history: list[Trial] = []
         self._best_full: Trial | None = None  # incumbents kept incrementally: recommend() is O(1)
@@ -185,19 +185,19 @@ class Optimizer(ABC):
 
     # -- helpers for subclasses -----------------------------------------------------------
     def next_initial(self) -> Any | None:
-        """The next configuration of ``initial_design`` not yet handed out, or ``None`` when all were.
+        """The next configuration of ``given_design`` not yet handed out, or ``None`` when all were.
 
         A plugin that declares ``Capabilities(initial_design=True)`` calls this where it would
         draw a random initial point, and draws as before once it returns ``None`` (so, with no
         design given, its random stream and its results are exactly those without this hook).
         """
-        if self._design_given >= len(self.initial_design):
+        if self._design_given >= len(self.given_design):
             return None
         self._design_given += 1
-        return self.initial_design[self._design_given - 1]
+        return self.given_design[self._design_given - 1]
 
     def sample_initial(self) -> Any:
-        """An initial point: the next of ``initial_design``, else a uniform sample from the space."""
+        """An initial point: the next of ``given_design``, else a uniform sample from the space."""
         config = self.next_initial()
         return self.space.sample(self.rng) if config is None else config
 

@@ -33,8 +33,6 @@ import logging
 import math
 import re
 import warnings
-import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -283,46 +281,27 @@ def cache_path(key: dict[str, Any], stem: str = "surrogate") -> Path:
     return cache_dir() / CACHE_SUBDIR / f"{stem}-{digest[:32]}.npz"
 
 
-def _checksum(meta: str, arrays: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256(meta.encode())
-    for name in sorted(arrays):
-        a = arrays[name]
-        h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()
-
-
 def read_cached(path: Path, key: dict[str, Any]) -> FittedSurrogate | None:
     """The model stored at ``path`` for ``key``; None when missing or failing a check (with a notice)."""
-    if not path.is_file():
+    from .datasets import read_checked_cache
+
+    arrays, why = read_checked_cache(path, json.dumps(key, sort_keys=True))
+    if arrays is None:
+        if why:
+            log.warning("surrogate cache %s is corrupt or stale (%s); refitting it", path, why)
         return None
-    meta = json.dumps(key, sort_keys=True)
-    why = "not a readable .npz archive"
     try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        why = "no key or checksum stored"
-        stored_meta, stored_sum = str(arrays.pop("__meta__")), str(arrays.pop("__sha256__"))
-        why = "written for another table or settings"
-        if stored_meta == meta:
-            why = "checksum mismatch"
-            if _checksum(stored_meta, arrays) == stored_sum:
-                why = "inconsistent arrays"
-                return FittedSurrogate.from_arrays(arrays)
-    except (OSError, ValueError, KeyError, IndexError, TypeError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-        why += f": {type(exc).__name__}"
-    log.warning("surrogate cache %s is corrupt or stale (%s); refitting it", path, why)
-    return None
+        return FittedSurrogate.from_arrays(arrays)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        log.warning("surrogate cache %s holds inconsistent arrays (%s); refitting it", path, type(exc).__name__)
+        return None
 
 
 def write_cached(path: Path, key: dict[str, Any], model: FittedSurrogate) -> None:
     """Store a fitted model atomically; a cache that cannot be written only costs a refit later."""
-    from .datasets import write_cache_file
+    from .datasets import write_checked_cache
 
-    arrays = model.arrays()
-    meta = json.dumps(key, sort_keys=True)
-    write_cache_file(path, {"__meta__": np.array(meta), "__sha256__": np.array(_checksum(meta, arrays)), **arrays},
-                     compressed=False)
+    write_checked_cache(path, json.dumps(key, sort_keys=True), model.arrays(), compressed=False)
 
 
 def load_or_fit(table: Table, s_weight: float, smoothing: float, fidelity_log: bool,

@@ -21,8 +21,9 @@ Layout of a task group (format ``benchsuite-table 1``, in the group's attributes
   :meth:`TabularBenchmark.test_loss` returns.
 
 Integrity: :func:`write_table` writes the file atomically and a sidecar ``<file>.sha256``;
-:func:`open_table` checks the file against it, so a corrupt, truncated or half-copied table
-is a one-line :class:`~benchsuite.errors.DataError` that says how to rebuild it. The sha256
+:func:`open_table` checks the file against it, so a corrupt, truncated or half-copied table,
+or one without its sidecar, is a one-line :class:`~benchsuite.errors.DataError` that says how
+to rebuild it. The sha256
 goes into every result's provenance.
 
 Which table a benchmark needs is declared on the benchmark (:class:`TableSpec`); the
@@ -316,17 +317,20 @@ def open_table(path: str | os.PathLike, task: str = "", rebuild: str = "") -> Ta
     if key not in _OPEN:
         digest = sha256_file(p)
         side = sidecar(p)
-        if side.exists():
-            try:
-                recorded = side.read_text(encoding="utf-8", errors="replace").split()
-            except OSError as exc:
-                raise DataError(f"table {p}: cannot read its checksum file {side.name} ({exc.strerror or exc})") \
-                    from None
-            expected = recorded[0] if recorded else ""
-            if digest != expected:
-                raise DataError(f"table {p} is corrupt: its sha256 {digest[:16]}... differs from the "
-                                f"{expected[:16]}... recorded in {side.name}; {_rebuild_hint(rebuild)} "
-                                "(or restore it with `git checkout -- <file>`)")
+        if not side.exists():  # issue 26 item 3: an unverified table is refused, never opened silently
+            raise DataError(f"table {p} has no checksum file {side.name}, so it cannot be verified; "
+                            f"{_rebuild_hint(rebuild)} (benchsuite.tabular.write_table writes both; "
+                            "restore a shipped one with `git checkout -- <file>`)")
+        try:
+            recorded = side.read_text(encoding="utf-8", errors="replace").split()
+        except OSError as exc:
+            raise DataError(f"table {p}: cannot read its checksum file {side.name} ({exc.strerror or exc})") \
+                from None
+        expected = recorded[0] if recorded else ""
+        if digest != expected:
+            raise DataError(f"table {p} is corrupt: its sha256 {digest[:16]}... differs from the "
+                            f"{expected[:16]}... recorded in {side.name}; {_rebuild_hint(rebuild)} "
+                            "(or restore it with `git checkout -- <file>`)")
         _OPEN[key] = Table(p, task, digest, rebuild)
     return _OPEN[key]
 

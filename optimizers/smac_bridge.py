@@ -59,7 +59,7 @@ class SMAC(Optimizer):
                                  n_trials=10**6, seed=seed)
         # a given initial design (the benchmark's) comes first, as SMAC's additional configurations; random
         # ones fill up to n_init
-        given = [to_configspace_config(self.cs, self.space, c) for c in self.initial_design]
+        given = [to_configspace_config(self.cs, self.space, c) for c in self.given_design]
         init = RandomInitialDesign(scenario, n_configs=max(int(self.settings["n_init"]) - len(given), 0 if given else 1),
                                    max_ratio=1.0, additional_configs=given)
         self.smac = facade(scenario, _fail_target, initial_design=init,

@@ -60,7 +60,7 @@ class TPE(Optimizer):
         self._asked: list[object] = []  # optuna trials not yet told
         # a given initial design (the benchmark's) is enqueued first; Optuna counts its trials among the
         # n_startup_trials, so random ones fill up to n_init
-        for config in self.initial_design:
+        for config in self.given_design:
             self.study.enqueue_trial(optuna_params(self.space, config))
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:

@@ -371,10 +371,14 @@ def test_evaluate_fidelity_outside_its_range(capsys):
 def _table_copy(tmp: Path, edit) -> Path:
     import h5py
 
-    path = tmp / "svm.h5"  # no sha256 sidecar: the contents are checked, not the checksum
+    from benchsuite.data import sha256_file
+    from benchsuite.tabular import sidecar
+
+    path = tmp / "svm.h5"  # a sidecar of the edited file: the contents are checked, not the checksum
     shutil.copy(SVM_TABLE, path)
     with h5py.File(path, "r+") as f:
         edit(f)
+    sidecar(path).write_text(sha256_file(path) + "  svm.h5\n")
     return path
 
 
@@ -423,6 +427,18 @@ TABLE_EDITS = {
     "loss objective unknown": (_set_attr("loss_objective", "nope"), "loss_objective 'nope'"),
     "incomplete build": (_set_attr("complete", False), "incomplete"),
 }
+
+
+def test_a_table_without_its_checksum_file_is_refused(capsys, tmp_path):
+    """Issue 26 item 3: a copy with a zeroed cost dataset and no sidecar used to run with cost 0.0, exit 0."""
+    table = _table_copy(tmp_path, _replace("cost", lambda a: np.zeros_like(a)))
+    from benchsuite.tabular import sidecar
+
+    sidecar(table).unlink()
+    out = tmp_path / "r.csv"
+    line = one_line_error(capsys, ["run", "-b", "svm_mnist", "-o", "random_search", "--budget-evals", "3",
+                                   "--benchmark-set", f"table={table}", "--out", str(out)], out)
+    assert str(table) in line and "no checksum file svm.h5.sha256" in line and "rebuild it with" in line
 
 
 @pytest.mark.parametrize("case", list(TABLE_EDITS))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import pickle
 import struct
@@ -153,6 +154,32 @@ def test_bad_cache_file_is_rebuilt(tmp_path, private_cache):
     datasets._MEMO.clear()
     d2 = datasets.load_cifar10_file(tmp_path / "c.tar.gz", "jpeg", expect=(20, 10))
     assert d2.x_test.shape[0] == 10
+
+
+@pytest.mark.parametrize("edit", ["invert pixels", "shift labels", "no checksum"])
+def test_an_edited_cache_is_not_trained_on(tmp_path, private_cache, caplog, edit):
+    """Issue 26 item 3: a cache with inverted pixels and shifted labels passed the shape and dtype checks."""
+    make_jpeg_tar(tmp_path / "c.tar.gz")
+    good = datasets.load_cifar10_file(tmp_path / "c.tar.gz", "jpeg")
+    (cpath,) = private_cache.iterdir()
+    with np.load(cpath) as z:
+        arrays = {k: z[k] for k in z.files}
+    if edit == "invert pixels":
+        arrays["x_train"] = 255 - arrays["x_train"]
+    elif edit == "shift labels":
+        arrays["y_train"] = (arrays["y_train"] + 1) % 10
+    else:
+        del arrays["__sha256__"]
+    with open(cpath, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    datasets._MEMO.clear()
+    with caplog.at_level(logging.WARNING, logger="benchsuite.datasets"):
+        again = datasets.load_cifar10_file(tmp_path / "c.tar.gz", "jpeg")
+    np.testing.assert_array_equal(again.x_train, good.x_train)
+    np.testing.assert_array_equal(again.y_train, good.y_train)
+    notices = [r.getMessage() for r in caplog.records if r.name == "benchsuite.datasets"]
+    assert len(notices) == 1 and str(cpath) in notices[0] and "decoding again" in notices[0]
+    assert ("checksum mismatch" in notices[0]) == (edit != "no checksum")
 
 
 def _assert_one_line_data_error(err, path):

@@ -88,7 +88,12 @@ def test_corrupt_truncated_and_missing_tables(table_file, tmp_path):
     with pytest.raises(DataError, match="corrupt.*make toy"):
         _bench(bad)
     short = tmp_path / "short.h5"
-    short.write_bytes(table_file.read_bytes()[:2000])  # no sidecar: still caught when read
+    short.write_bytes(table_file.read_bytes()[:2000])
+    with pytest.raises(DataError, match="no checksum file short.h5.sha256.*make toy"):  # never opened unverified
+        _bench(short)
+    from benchsuite.data import sha256_file
+
+    sidecar(short).write_text(sha256_file(short) + "  short.h5\n")  # verified, but not a table: caught when read
     with pytest.raises(DataError, match="unreadable.*make toy"):
         _bench(short)
     with pytest.raises(DataError, match="missing.*make toy"):
