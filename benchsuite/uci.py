@@ -43,6 +43,7 @@ import io
 import logging
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,8 @@ DATASETS = ("naval", "protein", "indoor", "blog", "slice", "news")
 INDOOR_TARGETS = {"longitude": "LONGITUDE", "latitude": "LATITUDE", "floor": "FLOOR"}
 
 SLICE_FILE = "uci/slice/slice_localization_data.zip"
+#: set to 1 to use a data file whose sha256 this version does not pin (the slice archive); refused otherwise
+ALLOW_UNPINNED_ENV = "BENCHSUITE_ALLOW_UNPINNED"
 NEWS_FILE = "uci/news/OnlineNewsPopularity.zip"
 
 #: the two sets we do not have here (their manifest entries are in :data:`benchsuite.data.MANIFEST`)
@@ -148,12 +151,30 @@ def _read_indoor(paths: list[Path], target: str) -> tuple[np.ndarray, np.ndarray
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def _zip_csvs(path: Path, select) -> list[tuple[str, bytes]]:  # noqa: ANN001 - a name predicate
+#: the largest archive member read (bytes, uncompressed): the biggest CSV of the UCI sets here is ~50 MB;
+#: a member above this (or a zip bomb whose header understates it) is refused instead of filling memory
+MAX_MEMBER_BYTES = 512 * 2**20
+
+
+def _read_member(z: zipfile.ZipFile, name: str, path: Path, limit: int) -> bytes:
+    """One archive member, refused above ``limit`` bytes before anything is decompressed (issue 26 item 3).
+
+    The header's size is binding: ``zipfile`` never returns more than it (a member that decompresses
+    to more, a zip bomb with an understated header, fails its CRC check as a ``BadZipFile``).
+    """
+    size = z.getinfo(name).file_size
+    if size > limit:
+        raise _bad(path, f"member {name} is {size:,} bytes uncompressed, more than the {limit:,} this reader accepts")
+    return z.read(name)
+
+
+def _zip_csvs(path: Path, select, limit: int | None = None) -> list[tuple[str, bytes]]:  # noqa: ANN001
+    """The CSV members of a zip whose base name passes ``select``, each read with a size limit."""
     try:
         with zipfile.ZipFile(path) as z:
             names = sorted(n for n in z.namelist() if n.lower().endswith(".csv") and select(n.rsplit("/", 1)[-1]))
-            return [(n, z.read(n)) for n in names]
-    except (OSError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+            return [(n, _read_member(z, n, path, MAX_MEMBER_BYTES if limit is None else limit)) for n in names]
+    except (OSError, zipfile.BadZipFile, EOFError, KeyError, zlib.error) as exc:
         raise _bad(path, str(exc) or type(exc).__name__) from None
 
 
@@ -205,7 +226,12 @@ def _slice_path(data_dir: str | os.PathLike | None) -> tuple[Path, str]:
                         f"(its sha256 is not pinned in this version, so it is not fetched automatically), or set "
                         f"{data.ENV_VAR} to the directory that holds it.")
     found = data.sha256_file(path)
-    log.warning("using the unpinned slice localisation archive %s (sha256 %s)", path, found)
+    if os.environ.get(ALLOW_UNPINNED_ENV, "") not in ("1", "yes", "true"):  # issue 26 item 3: refused by default
+        raise DataError(f"data file {path} has no pinned sha256 in this version, so it cannot be verified "
+                        f"(found {found}); to use it anyway, set {ALLOW_UNPINNED_ENV}=1 (the sha256 goes into "
+                        "every result's provenance)")
+    log.warning("using the unpinned slice localisation archive %s (sha256 %s; %s=1)", path, found,
+                ALLOW_UNPINNED_ENV)
     return path, found
 
 

@@ -73,6 +73,48 @@ def test_missing_dataset_is_one_data_error_line(tmp_path, monkeypatch, name):
     assert ("slice_localization_data.zip" if name == "slice" else "OnlineNewsPopularity.zip") in msg
 
 
+def _slice_zip(path, n=40):
+    import zipfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = ["patientId," + ",".join(f"value{i}" for i in range(3)) + ",reference"]
+    rows += [f"{k},{k * 0.1},{k * 0.2},{k * 0.3},{k}" for k in range(n)]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("slice_localization_data.csv", "\n".join(rows) + "\n")
+    return path
+
+
+def test_an_unpinned_file_is_refused_unless_the_user_allows_it(tmp_path, monkeypatch):
+    """Issue 26 item 3: the slice archive (no published sha256) used to be read with a warning only."""
+    from benchsuite import uci
+
+    _slice_zip(tmp_path / uci.SLICE_FILE)
+    monkeypatch.delenv(uci.ALLOW_UNPINNED_ENV, raising=False)
+    with pytest.raises(DataError) as err:
+        uci_splits("slice", tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg and "no pinned sha256" in msg and f"{uci.ALLOW_UNPINNED_ENV}=1" in msg
+    monkeypatch.setenv(uci.ALLOW_UNPINNED_ENV, "1")
+    splits = uci_splits("slice", tmp_path)
+    assert sum(len(y) for y in (splits.y_train, splits.y_val, splits.y_test)) == 40
+
+
+def test_an_archive_member_is_read_with_a_size_limit(tmp_path, monkeypatch):
+    from benchsuite import uci
+
+    path = _slice_zip(tmp_path / "s.zip", n=5000)
+    monkeypatch.setattr(uci, "MAX_MEMBER_BYTES", 1000)
+    with pytest.raises(DataError, match="bytes uncompressed, more than the 1,000"):
+        uci._zip_csvs(path, lambda base: True)
+    # a header that understates the size (a zip bomb) is not trusted: zipfile stops at it and the CRC fails
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        z.getinfo("slice_localization_data.csv").file_size = 10
+        with pytest.raises(zipfile.BadZipFile):
+            uci._read_member(z, "slice_localization_data.csv", path, 1000)
+
+
 def test_unknown_dataset_is_a_setting_error():
     with pytest.raises(InvalidSettingError, match="unknown"):
         uci_splits("iris")
