@@ -16,7 +16,7 @@ import pandas as pd
 from benchsuite.protocol import QUANTITY_LABELS, Protocol
 from benchsuite.results import atomic_write_text
 
-from . import plots, tables
+from . import plots, stats, tables
 from .load import add_quantity, read_aggregate
 from .outputs import report_outputs
 from .steps import average_rank, default_grids, summarise, trajectories, value_at
@@ -116,7 +116,26 @@ def analyse(protocol: Protocol, df: pd.DataFrame, outdir: str | os.PathLike) -> 
                        ("table.tex", tables.to_latex(table, caption, label=f"tab:{protocol.name}"))):
         atomic_write_text(out / name, text)
         files.append(str(out / name))
-    return {"table": table, "caption": caption, "files": files}
+    comparisons, stats_note = _statistics(df, at, optimizers)
+    for c in comparisons:
+        slug = "budget" if c.at == "the budget" else c.at.split(" ")[0]
+        c.figure = stats.plot_cd(c, out / f"cd_{slug}", title=protocol.name)
+        files += c.figure
+    if comparisons:
+        atomic_write_text(out / "stats.csv", pd.concat([c.to_frame() for c in comparisons],
+                                                         ignore_index=True).to_csv(index=False))
+        files.append(str(out / "stats.csv"))
+    return {"table": table, "caption": caption, "files": files, "statistics": comparisons, "statistics_note": stats_note}
+
+
+def _statistics(df: pd.DataFrame, at: dict[str, tuple[str, float]], optimizers: list[str]) -> tuple[list, str]:
+    """The tests of :mod:`benchsuite.analysis.stats` at the default fractions of the budget, or why there are none."""
+    from benchsuite.errors import MissingExtraError
+
+    try:
+        return stats.compare_at_fractions(df, at, optimizers), ""
+    except MissingExtraError as exc:
+        return [], f"No statistics: {exc}."
 
 
 def _provenance_md(provs: list[dict[str, Any]]) -> list[str]:
@@ -190,6 +209,18 @@ def protocol_page(protocol: Protocol, result: dict[str, Any], provs: list[dict[s
     lines += ["## Table at the budget", "", tables.to_markdown(result["table"], result["caption"]),
               "Also as [CSV](table.csv) (every statistic: mean, standard error, median, quartiles) and "
               "[LaTeX](table.tex).", ""]
+    lines += ["## Statistics", ""]
+    if result.get("statistics_note"):
+        lines += [result["statistics_note"], ""]
+    for c in result.get("statistics", []):
+        lines += [f"### At {c.at}", "", c.to_markdown()]
+        if c.figure:
+            png = Path(c.figure[0]).name
+            lines += [f"![{protocol.name} critical-difference diagram at {c.at}]({png})", "",
+                      f"[PDF]({Path(c.figure[1]).name}).", ""]
+    if result.get("statistics"):
+        lines += ["Blocks are (benchmark, repetition) pairs; tests from SciPy (Friedman) and scikit-posthocs "
+                  "(Wilcoxon, Holm, the diagram); every pair also in [CSV](stats.csv).", ""]
     lines += _provenance_md(provs)
     lines += ["<details><summary>Protocol file</summary>", "", f"`{protocol.path}`:", "", "```yaml",
               protocol.text.rstrip(), "```", "", "</details>", ""]

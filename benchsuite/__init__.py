@@ -1,6 +1,6 @@
 """benchsuite: a reproducible benchmark suite for Bayesian optimisation and NAS.
 
-The Python API (:mod:`benchsuite.api`: ``run``, ``load_results``, ``plot``) is imported on
+The Python API (:mod:`benchsuite.api`: ``run``, ``load_results``, ``plot``, ``statistics``) is imported on
 first use, so ``import benchsuite`` and the command line do not load pandas or matplotlib.
 """
 from __future__ import annotations
@@ -30,10 +30,10 @@ __all__ = [
     "Fidelity", "Float", "Integer", "InvalidConfigError", "InvalidSettingError", "Optimizer", "Ordinal",
     "PluginError", "Requirements", "Result", "SearchSpace", "Setting", "Space", "Suggestion", "Trial",
     "TrialFailure", "UnknownNameError", "UnsupportedError", "__version__",
-    "load_results", "plot", "run",
+    "load_results", "plot", "run", "statistics",
 ]
 
-_API = ("load_results", "plot", "run")  # benchsuite.api, imported lazily (pandas, matplotlib)
+_API = ("load_results", "plot", "run", "statistics")  # benchsuite.api, imported lazily (pandas, matplotlib)
 
 
 def __getattr__(name: str) -> Any:

@@ -20,7 +20,7 @@ frame. pandas and matplotlib are imported when a function needs them, not on imp
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["load_results", "plot", "run"]
+__all__ = ["load_results", "plot", "run", "statistics"]
 
 PathLike = str | os.PathLike
 AXES = ("evaluations", "time")
@@ -130,6 +130,69 @@ def load_results(folder_or_files: PathLike | Iterable[PathLike]) -> pd.DataFrame
     return df
 
 
+def _analysis_frame(df_or_folder: Any, quantity: str, who: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """A checked tidy frame (from a frame or result files) with the quantity in ``value``, and its provenance."""
+    import pandas as pd
+
+    from benchsuite.analysis.load import add_quantity
+
+    from .protocol import QUANTITY_LABELS
+
+    if quantity not in QUANTITY_LABELS:
+        raise InvalidSettingError(f"{who}: quantity={quantity!r} must be one of {list(QUANTITY_LABELS)}")
+    df = df_or_folder if isinstance(df_or_folder, pd.DataFrame) else load_results(df_or_folder)
+    provenance = list(df.attrs.get("provenance", []))
+    # pandas deep-copies attrs on every operation: hundreds of provenance records made the
+    # analysis steps ten times slower (81 s -> 8 s for the 467 runs of results/nb201)
+    df = df.copy(deep=False)
+    df.attrs = {}
+    needed = ("benchmark", "optimizer", "repetition", "evaluation", "told_time", "incumbent_loss",
+              "incumbent_test_loss", "optimum")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise DataError(f"{who}: the frame lacks column(s) {', '.join(missing)}; give a frame from "
+                        "benchsuite.run or benchsuite.load_results")
+    if not len(df):
+        raise DataError(f"{who}: the frame has no trials")
+    keys = ["benchmark", "optimizer", "repetition", "evaluation"]
+    dup = df.duplicated(keys)
+    if dup.any():
+        b, o, r, _ = df.loc[dup, keys].iloc[0]
+        raise DataError(f"{who}: two runs of optimizer {o!r} on benchmark {b!r} share repetition {r}; "
+                        "load each run once (runs are told apart by their seed or repetition)")
+    return add_quantity(df, quantity), provenance
+
+
+def statistics(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: str = "incumbent_test_loss",
+               x: str = "evaluations", budget: float | Mapping[str, float] | None = None,
+               fractions: Sequence[float] = (1.0,), alpha: float = 0.05) -> list[Any]:
+    """Friedman, pairwise Wilcoxon (Holm) and mean ranks of the optimizers, as the reports print them.
+
+    ``df_or_folder`` as for :func:`plot`. Blocks are (benchmark, repetition) pairs; each run's value is
+    its ``quantity`` at ``fraction x budget`` on axis ``x`` (``budget``: one number, a number per
+    benchmark, or by default each benchmark's largest x that every run reached). Returns one
+    :class:`benchsuite.analysis.stats.Comparison` per fraction (``.to_markdown()``, ``.to_frame()``,
+    ``.mean_ranks``, ``.pairwise_p``; :func:`benchsuite.analysis.stats.plot_cd` draws its diagram); with
+    too few repetitions its ``reason`` says so and nothing is tested. Needs ``pip install 'benchsuite[stats]'``.
+    """
+    from benchsuite.analysis import stats
+    from benchsuite.analysis.steps import AXIS_COLUMN
+
+    if x not in AXES:
+        raise InvalidSettingError(f"statistics: x={x!r} must be one of {list(AXES)}")
+    df, _ = _analysis_frame(df_or_folder, quantity, "statistics")
+    col = AXIS_COLUMN[x]
+    reached = df.groupby(["benchmark", "optimizer", "repetition"], sort=False)[col].max().groupby(level=0).min()
+    at = {}
+    for bench, common in reached.items():
+        b = budget.get(bench, common) if isinstance(budget, Mapping) else (common if budget is None else budget)
+        at[bench] = (x, float(b))
+    try:
+        return stats.compare_at_fractions(df, at, list(dict.fromkeys(df["optimizer"])), fractions, alpha)
+    except ValueError as exc:
+        raise InvalidSettingError(f"statistics: {exc}") from None
+
+
 def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: str = "incumbent_test_loss",
          x: str = "evaluations", out: PathLike | None = None, *, x_scale: str | None = None,
          y_scale: str | None = None, title: str | None = None) -> Figure:
@@ -146,15 +209,12 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
     import pandas as pd
 
     from benchsuite.analysis import plots
-    from benchsuite.analysis.load import add_quantity
     from benchsuite.analysis.steps import default_grids, summarise, trajectories
 
     from .protocol import QUANTITY_LABELS, SCALES, PlotSpec
 
     if x not in AXES:
         raise InvalidSettingError(f"plot: x={x!r} must be one of {list(AXES)}")
-    if quantity not in QUANTITY_LABELS:
-        raise InvalidSettingError(f"plot: quantity={quantity!r} must be one of {list(QUANTITY_LABELS)}")
     spec = PlotSpec()
     x_scale = x_scale or spec.scale(x)
     y_scale = y_scale or spec.y_scale
@@ -162,27 +222,7 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
         if value not in SCALES:
             raise InvalidSettingError(f"plot: {name}={value!r} must be one of {list(SCALES)}")
 
-    df = df_or_folder if isinstance(df_or_folder, pd.DataFrame) else load_results(df_or_folder)
-    provenance = list(df.attrs.get("provenance", []))
-    # pandas deep-copies attrs on every operation: hundreds of provenance records made the
-    # analysis steps ten times slower (81 s -> 8 s for the 467 runs of results/nb201)
-    df = df.copy(deep=False)
-    df.attrs = {}
-    needed = ("benchmark", "optimizer", "repetition", "evaluation", "told_time", "incumbent_loss",
-              "incumbent_test_loss", "optimum")
-    missing = [c for c in needed if c not in df.columns]
-    if missing:
-        raise DataError(f"plot: the frame lacks column(s) {', '.join(missing)}; give a frame from "
-                        "benchsuite.run or benchsuite.load_results")
-    if not len(df):
-        raise DataError("plot: the frame has no trials")
-    keys = ["benchmark", "optimizer", "repetition", "evaluation"]
-    dup = df.duplicated(keys)
-    if dup.any():
-        b, o, r, _ = df.loc[dup, keys].iloc[0]
-        raise DataError(f"plot: two runs of optimizer {o!r} on benchmark {b!r} share repetition {r}; "
-                        "load each run once (runs are told apart by their seed or repetition)")
-    df = add_quantity(df, quantity)
+    df, provenance = _analysis_frame(df_or_folder, quantity, "plot")
     benchmarks = list(dict.fromkeys(df["benchmark"]))
     optimizers = list(dict.fromkeys(df["optimizer"]))
     counts = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()

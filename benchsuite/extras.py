@@ -22,6 +22,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "bo": ("emcee",),
     "svm": ("sklearn",),
     "plot": ("matplotlib",),
+    "stats": ("scikit_posthocs",),
     "workflow": ("snakemake",),
     "smac": ("smac", "ConfigSpace"),
     "tpe": ("optuna",),
