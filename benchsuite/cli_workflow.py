@@ -495,13 +495,55 @@ def _workflow(protocols: Sequence[str], results: str, snakemake_args: Sequence[s
         check_live_runs(root, found)
         checked.append(True)
 
-    if not _option_given(args, "--nolock", "--unlock"):
-        check_lock(root, dry_run=dry_run, before_clearing=live_runs if repair else None)
-    if repair:
-        if not checked:
-            live_runs()
-        keep_completed_runs(root, found)
+    # one benchsuite workflow per folder (issue 26 item 5): our own O_EXCL lock, taken before any check and held
+    # until Snakemake exits, so that a second one started seconds later is refused whatever Snakemake has done yet
+    folder_lock = None if dry_run or _option_given(args, "--nolock") else workflow_lock(root)
+    try:
+        if _option_given(args, "--unlock"):
+            refuse_unlock_while_running(root)
+        if not _option_given(args, "--nolock", "--unlock"):
+            check_lock(root, dry_run=dry_run, before_clearing=live_runs if repair else None)
+        if repair:
+            if not checked:
+                live_runs()
+            keep_completed_runs(root, found)
+        return _run_snakemake(snakefile, root, args, files, config)
+    finally:
+        if folder_lock is not None:
+            folder_lock.release()
 
+
+def workflow_lock(root: Path) -> Any:
+    """Take ``root/.snakemake/benchsuite-workflow.lock`` (O_EXCL, pid and start time inside; a stale one is taken
+    over); OutputError naming the holder when another live ``benchsuite workflow`` works in ``root``."""
+    from .locks import OutputLock
+
+    marker = root / ".snakemake" / "benchsuite-workflow"
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"--results {root}: cannot create {marker.parent} ({exc.strerror})") from None
+    lock = OutputLock(marker)
+    try:
+        lock.acquire()
+    except OutputError:
+        who = lock.holder() or "a workflow starting now"
+        raise OutputError(f"{root} is in use by another benchsuite workflow ({who}): wait for it to finish, stop it, "
+                          "or give another --results folder") from None
+    return lock
+
+
+def refuse_unlock_while_running(root: Path) -> None:
+    """``--unlock`` removes Snakemake's lock: refused while a live Snakemake works in ``root`` (it would let a
+    second one in beside it)."""
+    holders = lock_holders(root)
+    if holders:
+        raise OutputError(f"--unlock refused: a Snakemake is still running in {root} ({', '.join(holders)}); "
+                          "its lock is not stale. Wait for it to finish or stop it first")
+
+
+def _run_snakemake(snakefile: Path, root: Path, args: list[str], files: Sequence[Path], config: list[str]) -> int:
+    """Start Snakemake in ``root`` and wait for it, forwarding SIGTERM; its record lives while it runs."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(root)]
     profile = snakefile.parent / "profiles" / "default"
     if profile.is_dir() and not _option_given(args, "--workflow-profile"):

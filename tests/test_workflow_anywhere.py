@@ -159,6 +159,41 @@ def test_live_lock_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
     assert not locks.exists()
 
 
+def test_a_second_workflow_is_refused_before_snakemake_made_any_lock(tmp_path: Path, capsys) -> None:
+    """Issue 26 item 5: two workflows started within seconds; the first has not yet made Snakemake's lock."""
+    from benchsuite.cli_workflow import workflow_lock
+
+    first = workflow_lock(tmp_path)  # what the first `benchsuite workflow` holds from its start to its end
+    try:
+        assert not (tmp_path / ".snakemake" / "locks").exists()
+        code = main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and "in use by another benchsuite workflow (pid " in err[0], err
+        # a dry run only looks, so it is not refused
+        assert main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path), "-n",
+                     "--quiet"]) == 0
+        capsys.readouterr()
+    finally:
+        first.release()
+    again = workflow_lock(tmp_path)  # released: free again
+    again.release()
+
+
+def test_unlock_is_refused_while_a_snakemake_runs_there(tmp_path: Path, capsys) -> None:
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.output.lock").write_text(f"{tmp_path}/results/x.csv\n")
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "snakemake"], cwd=tmp_path)
+    try:
+        code = main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path), "--unlock"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and "--unlock refused: a Snakemake is still running" in err[0], err
+        assert f"pid {holder.pid}" in err[0] and locks.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_snakemake_options_the_command_sets_itself_are_refused(tmp_path: Path, capsys) -> None:
     proto = str(ROOT / "protocols" / "smoke.yaml")
     for extra in (["-d", "x"], ["--snakefile", "S"], ["--config", "results=x"]):
