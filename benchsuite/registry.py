@@ -53,13 +53,18 @@ def _classes_in(module: ModuleType, base: type) -> list[type]:
             and getattr(obj, "name", "") and obj.__module__ == module.__name__ and not inspect.isabstract(obj)]
 
 
+#: sub-packages of optimizers/ that hold code the plugins share, not plugins (issue 22, item 7)
+SHARED_PACKAGES = ("models", "kernels", "inference", "acquisition", "common")
+
+
 def _modules(package: str) -> list[str]:
-    """Dotted names of the modules in ``package`` and its sub-packages, skipping ``models`` and
-    ``_private`` ones before they are imported (pkgutil.walk_packages would import them)."""
+    """Dotted names of the modules in ``package`` and its sub-packages, skipping the shared model code
+    (:data:`SHARED_PACKAGES`) and ``_private`` ones before they are imported (pkgutil.walk_packages would
+    import them)."""
     names = []
     pkg = importlib.import_module(package)
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_") or info.name == "models":  # shared model code, not plugins
+        if info.name.startswith("_") or info.name in SHARED_PACKAGES:  # shared model code, not plugins
             continue
         name = f"{package}.{info.name}"
         names.append(name)

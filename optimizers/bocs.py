@@ -14,9 +14,10 @@ from benchsuite.benchmark import Result
 from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
-from benchsuite.optimizers.models.annealing import all_neighbours, anneal_batch, unordered_mask
-from benchsuite.optimizers.models.bo_common import single_threaded_blas
-from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
+
+from .acquisition.annealing import all_neighbours, anneal_batch, unordered_mask
+from .common.bo_common import single_threaded_blas
+from .models.sparse_blr import HorseshoeRegression
 
 
 class InteractionFeatures:

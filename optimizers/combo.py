@@ -1,6 +1,6 @@
 """COMBO: Bayesian optimisation on combinatorial graphs (Oh, Tomczak, Gavves and Welling, 2019).
 
-The model (``optimizers/models/diffusion_kernel.py``): one small graph per discrete
+The model (``optimizers/kernels/diffusion.py and optimizers/models/graph_gp.py``): one small graph per discrete
 variable, the graph Cartesian product of them as the search space, a GP with the ARD
 diffusion kernel built from the per-variable eigensystems, horseshoe priors on the
 diffusion weights and truncated priors on mean, amplitude and noise, all sampled by
@@ -22,7 +22,7 @@ are two-vertex graphs, for which both choices agree.
 Parallel workers: each hyperparameter sample conditions on the running trials with its own
 posterior mean as their value (kriging believer), and running configurations are never
 suggested again. Deviations from the paper are listed in the docstrings of the settings
-and of :class:`~benchsuite.optimizers.models.diffusion_kernel.DiffusionGP`.
+and of :class:`~benchsuite.optimizers.models.graph_gp.DiffusionGP`.
 """
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting
 from benchsuite.space import Binary, Categorical, Integer, Ordinal, Space
 
-from .models.acquisition import integrated_ei
-from .models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior, PriorConfig,
-                                      graph_eigensystem)
+from .acquisition.functions import integrated_ei
+from .kernels.diffusion import DiffusionKernel, graph_eigensystem
+from .models.graph_gp import DiffusionGP, GPParams, GPPosterior, PriorConfig
 from .models.posterior import condition_on_pending
 
 Acquisition = Callable[[np.ndarray], np.ndarray]  # integer codes (m, d) -> values (m,)

@@ -7,7 +7,7 @@ its output layer is then replaced by Bayesian linear regression on the last hidd
 mean's offset, centre and horseshoe-distributed scales are sampled jointly by slice sampling over
 Eq. (8) (``optimizers/models/adaptive_basis.py``: O(N D^2) once per fit, O(D K) per density
 evaluation). Expected improvement, with the predictive variance of Eq. (5), is averaged over the
-samples and maximised by the suite's acquisition optimiser (``optimizers/models/acq_opt.py``:
+samples and maximised by the suite's acquisition optimiser (``optimizers/acquisition/optimize.py``:
 Sobol candidates + spray, L-BFGS-B).
 
 Training recipe (issue 23). The paper says "stochastic gradient descent with momentum" and tuned
@@ -70,11 +70,11 @@ from benchsuite.errors import InvalidConfigError, PluginError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE, NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Interval, Setting
 
-from .models import acq_opt
-from .models.acquisition import integrated_ei
+from .acquisition import optimize as acq_opt
+from .acquisition.functions import integrated_ei
+from .common.bo_common import check_vector_space, design_step, latin_hypercube, single_threaded_blas, unit_snap
 from .models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic, QuadraticPrior,
                                     initial_theta, quadratic_coefficients, quadratic_features, slice_sweeps)
-from .models.bo_common import check_vector_space, design_step, latin_hypercube, single_threaded_blas, unit_snap
 from .models.gp import standardise
 from .models.posterior import condition_on_pending, pending_settings
 

@@ -2,7 +2,7 @@
 
 Standard Bayesian optimisation at full fidelity with the same GP as gp_ei (Matern-5/2
 ARD, emcee-marginalised hyperparameters) and the entropy-search acquisition of
-``optimizers/models/entropy.py``: representer points drawn from an EI-based measure, p_min
+``optimizers/acquisition/entropy.py``: representer points drawn from an EI-based measure, p_min
 by Monte Carlo with common random numbers, expected information gain over Gauss-Hermite
 innovations, averaged over hyperparameter samples. Running trials of other workers are
 hallucinated at the posterior mean. Discrete/mixed spaces: rounding in the unit cube.
@@ -16,13 +16,13 @@ import numpy as np
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE_INT, Setting
 
-from .models import acq_opt
-from .models.acquisition import integrated_ei
-from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
-from .models.entropy import EntropySearch as _ES
-from .models.entropy import sample_representers
-from .models.es_bo import ES_SETTINGS
-from .models.mcmc import MCMC_SETTINGS
+from .acquisition import optimize as acq_opt
+from .acquisition.entropy import EntropySearch as _ES
+from .acquisition.entropy import sample_representers
+from .acquisition.functions import integrated_ei
+from .common.bo_common import design_step, setup_matern_gp, single_threaded_blas
+from .common.es_bo import ES_SETTINGS
+from .inference.mcmc import MCMC_SETTINGS
 from .models.posterior import condition_on_pending
 
 

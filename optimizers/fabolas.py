@@ -12,7 +12,7 @@ the evaluated configuration with the lowest predicted loss at s = 1 (Sec. 3.2).
 
 Works with a continuous fidelity and with a finite set of values (every proposal is
 snapped with ``Fidelity.snap``). Deviations: p_min by Monte Carlo instead of EP (see
-``optimizers/models/entropy.py``); candidates + local random search instead of
+``optimizers/acquisition/entropy.py``); candidates + local random search instead of
 DIRECT + CMA-ES (RoBO's released Fabolas also uses random sampling); ``Sigma`` is diagonal
 with N(0, 1) priors on its log entries, as in RoBO.
 
@@ -34,9 +34,9 @@ from benchsuite.errors import InvalidSettingError
 from benchsuite.optimizer import Capabilities
 from benchsuite.settings import POSITIVE_INT, Setting
 
-from .models import gp
-from .models.bo_common import latin_hypercube
-from .models.es_bo import CostAwareES, log_fraction_value
+from .common.bo_common import latin_hypercube
+from .common.es_bo import CostAwareES, log_fraction_value
+from .kernels.continuous import FiniteRankKernel, Kernel, Matern52, ProductKernel
 
 
 class Fabolas(CostAwareES):
@@ -75,10 +75,10 @@ class Fabolas(CostAwareES):
                 raise InvalidSettingError(f"optimizer {cls.name!r}: setting init_subsets has {repr(f)[:40]}; "
                                           f"each must be {where}")
 
-    def make_kernels(self, d: int) -> tuple[gp.Kernel, gp.Kernel]:
+    def make_kernels(self, d: int) -> tuple[Kernel, Kernel]:
         mat = range(d)
-        return (gp.ProductKernel(gp.Matern52(mat), gp.FiniteRankKernel(d, "loss")),
-                gp.ProductKernel(gp.Matern52(mat), gp.FiniteRankKernel(d, "cost")))
+        return (ProductKernel(Matern52(mat), FiniteRankKernel(d, "loss")),
+                ProductKernel(Matern52(mat), FiniteRankKernel(d, "cost")))
 
     def _to_coord(self, v: np.ndarray) -> np.ndarray:
         # always log-scaled into [0, 1], whatever scale the benchmark declares (RoBO's ``transform``);

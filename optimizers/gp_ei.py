@@ -38,10 +38,12 @@ import numpy as np
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
-from .models import acq_opt, gp
-from .models.acquisition import integrated_ei, integrated_ei_grad
-from .models.bo_common import design_step, setup_matern_gp, single_threaded_blas
-from .models.mcmc import MCMC_SETTINGS
+from .acquisition import optimize as acq_opt
+from .acquisition.functions import integrated_ei, integrated_ei_grad
+from .common.bo_common import design_step, setup_matern_gp, single_threaded_blas
+from .inference.mcmc import MCMC_SETTINGS
+from .kernels.continuous import LENGTH_SCALE_PRIORS
+from .models import gp
 from .models.posterior import condition_on_pending, pending_settings
 
 
@@ -64,7 +66,7 @@ class GPEI(Optimizer):
         "length_scale_prior": Setting("log_uniform", "prior on each length scale (unit cube): log_uniform on "
                                                      "[e^-10, e^2] (fabolas.txt Sec. 3.4, RoBO) or tophat, uniform "
                                                      "on (0, 10] (Spearmint's released code)",
-                                      choices=gp.LENGTH_SCALE_PRIORS),
+                                      choices=LENGTH_SCALE_PRIORS),
         **MCMC_SETTINGS,
         **acq_opt.SMOOTH_SEARCH_SETTINGS,
         "screen_samples": Setting(0, "hyperparameter samples (evenly spaced) whose averaged EI ranks the global "

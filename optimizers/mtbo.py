@@ -22,9 +22,9 @@ import numpy as np
 from benchsuite.optimizer import Capabilities
 from benchsuite.settings import POSITIVE_INT, Interval, Setting
 
-from .models import gp
-from .models.bo_common import latin_hypercube
-from .models.es_bo import CostAwareES, log_fraction_value
+from .common.bo_common import latin_hypercube
+from .common.es_bo import CostAwareES, log_fraction_value
+from .kernels.continuous import Kernel, Matern52, ProductKernel, TaskKernel
 
 
 class MTBO(CostAwareES):
@@ -56,11 +56,11 @@ class MTBO(CostAwareES):
         self.aux = log_fraction_value(self.fidelity, float(self.settings["aux_fraction"]))
         self.main = float(self.fidelity.full)
 
-    def make_kernels(self, d: int) -> tuple[gp.Kernel, gp.Kernel]:
+    def make_kernels(self, d: int) -> tuple[Kernel, Kernel]:
         # the task covariance carries the scale, so the Matern factor has no amplitude of its own
         mat = range(d)
-        return (gp.ProductKernel(gp.Matern52(mat, amplitude=False), gp.TaskKernel(d, 2)),
-                gp.ProductKernel(gp.Matern52(mat, amplitude=False), gp.TaskKernel(d, 2)))
+        return (ProductKernel(Matern52(mat, amplitude=False), TaskKernel(d, 2)),
+                ProductKernel(Matern52(mat, amplitude=False), TaskKernel(d, 2)))
 
     def fid_coord(self, values: Sequence[float | None]) -> np.ndarray:
         main = float(self.fidelity.full)

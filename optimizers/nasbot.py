@@ -377,7 +377,7 @@ class NASBOT(_EvolutionBase):
 
     def setup(self) -> None:
         super().setup()
-        from .models.distance_kernel import DistanceStore, DistanceSumKernel
+        from .kernels.distance import DistanceStore, DistanceSumKernel
         pairwise, n_dists, beta_bounds = distance_function(self.space)
         self.store = DistanceStore(pairwise, self.space.key, 2, n_dists)
         self.kernel = DistanceSumKernel(self.store, DIST_POWERS, ALPHA_BOUNDS, beta_bounds)
@@ -387,8 +387,8 @@ class NASBOT(_EvolutionBase):
         self._units = (0.0, 1.0)
 
     def _fit(self, ids: np.ndarray, y: np.ndarray) -> None:
+        from .kernels.distance import exp_sample_hyperparameters
         from .models import gp
-        from .models.distance_kernel import exp_sample_hyperparameters
 
         shift, scale = gp.standardise(y)
         y_std = (y - shift) / scale
@@ -403,9 +403,9 @@ class NASBOT(_EvolutionBase):
         self._units = (shift, scale)
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
+        from .acquisition.functions import integrated_ei
+        from .common.bo_common import single_threaded_blas
         from .models import gp
-        from .models.acquisition import integrated_ei
-        from .models.bo_common import single_threaded_blas
         from .models.posterior import condition_on_pending
 
         s = self._design_step()

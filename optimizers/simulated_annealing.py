@@ -10,7 +10,8 @@ import numpy as np
 from benchsuite.benchmark import Fidelity, Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE, POSITIVE_INT, Setting, require_at_most
-from benchsuite.optimizers.models.annealing import random_moves, unordered_mask
+
+from .acquisition.annealing import random_moves, unordered_mask
 
 
 class SimulatedAnnealing(Optimizer):

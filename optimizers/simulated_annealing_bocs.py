@@ -9,7 +9,8 @@ import numpy as np
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE, POSITIVE_INT, Interval, Setting
-from benchsuite.optimizers.models.annealing import random_moves, unordered_mask
+
+from .acquisition.annealing import random_moves, unordered_mask
 
 
 class SimulatedAnnealingBOCS(Optimizer):

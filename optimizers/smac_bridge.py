@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsuite.benchmark import Result
+from benchsuite.convert import from_configspace, require, to_configspace, to_configspace_config
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import POSITIVE_INT, Setting
-from benchsuite.convert import from_configspace, require, to_configspace, to_configspace_config
 
 
 def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - never called in ask/tell

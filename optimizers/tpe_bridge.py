@@ -10,9 +10,9 @@ import math
 from collections.abc import Sequence
 
 from benchsuite.benchmark import Result
+from benchsuite.convert import from_optuna, optuna_params, require, to_optuna_distributions
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
-from benchsuite.convert import from_optuna, optuna_params, require, to_optuna_distributions
 
 
 class TPE(Optimizer):

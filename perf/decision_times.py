@@ -89,7 +89,8 @@ def worker(label: str, n: int, repeats: int, seed: int, warmup: bool = True) -> 
 
     cpu_in = {"mcmc": 0.0, "acq": 0.0}
     if label in GP_FAMILY:  # CPU seconds inside the MCMC and inside the acquisition search
-        from benchsuite.optimizers.models import acq_opt, mcmc
+        from benchsuite.optimizers.acquisition import optimize as acq_opt
+        from benchsuite.optimizers.inference import mcmc
 
         def timed(fn, key):
             def wrapper(*a, **kw):

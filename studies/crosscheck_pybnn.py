@@ -245,9 +245,10 @@ def pybnn_worker(in_path: str, out_path: str) -> None:
 # ---------------------------------------------------------------------------------------------
 def _ours_fit(space, X, y, Xt, yt, seed: int) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
     """Time our model's first and second fit and a predict; return the record, basis, targets, samples."""
-    from benchsuite.registry import get_optimizer
-    from benchsuite.optimizers.models.bo_common import single_threaded_blas
+    from benchsuite.optimizers.common.bo_common import single_threaded_blas
     from benchsuite.optimizers.models.gp import standardise
+
+    from benchsuite.registry import get_optimizer
 
     opt = get_optimizer("dngo")(space, None, np.random.default_rng(seed))
     rec: dict = {"impl": "ours", "n": int(len(y))}

@@ -22,12 +22,13 @@ import argparse
 import json
 
 import numpy as np
-
-from benchsuite import registry
+from benchsuite.optimizers.acquisition import optimize as acq_opt
+from benchsuite.optimizers.acquisition.functions import integrated_ei
 from benchsuite.optimizers.dngo import DNGO
 from benchsuite.optimizers.gp_ei import GPEI
-from benchsuite.optimizers.models import acq_opt, gp
-from benchsuite.optimizers.models.acquisition import integrated_ei
+from benchsuite.optimizers.models import gp
+
+from benchsuite import registry
 from benchsuite.results import load_result
 from benchsuite.settings import parse_assignments
 

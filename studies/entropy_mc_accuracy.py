@@ -12,13 +12,14 @@ reference's best gain the cheaper setting's choice achieves.
 from __future__ import annotations
 
 import numpy as np
+from benchsuite.optimizers.acquisition.entropy import EntropySearch, sample_representers
+from benchsuite.optimizers.acquisition.functions import integrated_ei
+from benchsuite.optimizers.inference.mcmc import HyperparameterSampler
+from benchsuite.optimizers.kernels.continuous import Matern52
+from benchsuite.optimizers.models import gp
 from scipy.stats import spearmanr
 
 from benchsuite.benchmarks.synthetic import branin
-from benchsuite.optimizers.models import gp
-from benchsuite.optimizers.models.acquisition import integrated_ei
-from benchsuite.optimizers.models.entropy import EntropySearch, sample_representers
-from benchsuite.optimizers.models.mcmc import HyperparameterSampler
 
 
 def main() -> None:
@@ -26,7 +27,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     X = rng.random((30, 2))
     y = branin(-5 + 15 * X[:, 0], 15 * X[:, 1])
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     post = gp.GPPosterior(k, X, y, HyperparameterSampler(k, rng, burnin=100, chain_length=50).sample(X, y))
 
     def score(Z: np.ndarray) -> np.ndarray:

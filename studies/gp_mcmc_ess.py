@@ -39,11 +39,11 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def autocorr(n: int, fits: int, steps: int, burnin: int, seed: int) -> dict:
     """Integrated autocorrelation times of the continued chain at fixed data."""
     import emcee
-
-    from benchsuite.optimizers.models import gp, mcmc
+    from benchsuite.optimizers.inference import mcmc
+    from benchsuite.optimizers.kernels.continuous import Matern52
 
     X, y = _data(n, seed)
-    k = gp.Matern52(range(6))
+    k = Matern52(range(6))
     s = mcmc.HyperparameterSampler(k, np.random.default_rng(seed + 1), burnin=burnin, chain_length=steps)
     c0 = time.process_time()
     s.sample(X, y)
@@ -63,10 +63,11 @@ def autocorr(n: int, fits: int, steps: int, burnin: int, seed: int) -> dict:
 
 def tracking(n: int, steps: int, seed: int) -> dict:
     """Final walkers of a mimicked run vs a long fresh chain on the same data."""
-    from benchsuite.optimizers.models import gp, mcmc
+    from benchsuite.optimizers.inference import mcmc
+    from benchsuite.optimizers.kernels.continuous import Matern52
 
     X, y = _data(n, seed)
-    k = gp.Matern52(range(6))
+    k = Matern52(range(6))
     c0 = time.process_time()
     run = mcmc.HyperparameterSampler(k, np.random.default_rng(seed + 2), burnin=100, chain_length=steps)
     for m in range(20, n + 1):

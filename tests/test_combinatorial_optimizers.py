@@ -5,21 +5,21 @@ import importlib.util
 
 import numpy as np
 import pytest
+from benchsuite.optimizers.acquisition.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
+from benchsuite.optimizers.bocs import BOCS, InteractionFeatures
+from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
+from benchsuite.optimizers.random_search import RandomSearch
+from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
+from benchsuite.optimizers.simulated_annealing import SimulatedAnnealing
+from benchsuite.optimizers.simulated_annealing_bocs import SimulatedAnnealingBOCS
 
+from benchsuite.convert import from_optuna, optuna_params, to_configspace
+from benchsuite.convert import to_optuna_distributions as to_optuna
 from benchsuite.errors import InvalidSettingError, UnsupportedError
 from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
 from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
 from benchsuite.testing import check_optimizer
-from benchsuite.optimizers.bocs import BOCS, InteractionFeatures
-from benchsuite.optimizers.models.annealing import all_neighbours, anneal_batch, random_moves, unordered_mask
-from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
-from benchsuite.convert import from_optuna, optuna_params, to_configspace
-from benchsuite.convert import to_optuna_distributions as to_optuna
-from benchsuite.optimizers.random_search import RandomSearch
-from benchsuite.optimizers.regularized_evolution import RegularizedEvolution
-from benchsuite.optimizers.simulated_annealing import SimulatedAnnealing
-from benchsuite.optimizers.simulated_annealing_bocs import SimulatedAnnealingBOCS
 
 HAS_SMAC = importlib.util.find_spec("smac") is not None
 HAS_OPTUNA = importlib.util.find_spec("optuna") is not None

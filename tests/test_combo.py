@@ -7,6 +7,14 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from benchsuite.optimizers.acquisition.functions import integrated_ei
+from benchsuite.optimizers.combo import Combo, kernel_for_space
+from benchsuite.optimizers.inference.horseshoe import horseshoe_log_prior
+from benchsuite.optimizers.inference.slice_sampling import slice_sample_1d, slice_sample_chain
+from benchsuite.optimizers.kernels.diffusion import (DiffusionKernel, complete_eigensystem, graph_eigensystem,
+                                                     path_eigensystem)
+from benchsuite.optimizers.models.graph_gp import DiffusionGP, GPParams, GPPosterior, PriorConfig
+from benchsuite.optimizers.models.posterior import condition_on_pending
 from scipy import integrate
 
 from benchsuite.benchmark import Benchmark, Result
@@ -14,13 +22,6 @@ from benchsuite.errors import UnsupportedError
 from benchsuite.optimizer import Trial
 from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
 from benchsuite.testing import check_optimizer
-from benchsuite.optimizers.combo import Combo, kernel_for_space
-from benchsuite.optimizers.models.acquisition import integrated_ei
-from benchsuite.optimizers.models.posterior import condition_on_pending
-from benchsuite.optimizers.models.diffusion_kernel import (DiffusionGP, DiffusionKernel, GPParams, GPPosterior, PriorConfig,
-                                                complete_eigensystem, graph_eigensystem, path_eigensystem)
-from benchsuite.optimizers.models.horseshoe import horseshoe_log_prior
-from benchsuite.optimizers.models.slice_sampling import slice_sample_1d, slice_sample_chain
 
 SMALL = {"n_init": 4, "n_burn": 5, "n_samples": 2, "n_random": 300, "n_spray": 5, "n_ascent": 4}
 

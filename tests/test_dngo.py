@@ -5,16 +5,16 @@ import math
 
 import numpy as np
 import pytest
+from benchsuite.optimizers.dngo import DNGO, basis, train_mlp
+from benchsuite.optimizers.models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic,
+                                                         QuadraticPrior, initial_theta, quadratic_coefficients,
+                                                         quadratic_features, slice_sweeps)
+from benchsuite.optimizers.models.posterior import condition_on_pending
 
 from benchsuite.benchmark import Result
 from benchsuite.optimizer import Trial
 from benchsuite.registry import make_benchmark
 from benchsuite.testing import check_optimizer
-from benchsuite.optimizers.dngo import DNGO, basis, train_mlp
-from benchsuite.optimizers.models.adaptive_basis import (AdaptiveBasisPosterior, BasisStatistics, LaplaceLogistic,
-                                              QuadraticPrior, initial_theta, quadratic_coefficients,
-                                              quadratic_features, slice_sweeps)
-from benchsuite.optimizers.models.posterior import condition_on_pending
 
 # tiny network, few SGD steps, short chains: each test a few seconds at most
 SMALL = {"n_init": 3, "n_units": 8, "n_layers": 2, "epochs": 2, "min_steps": 30, "n_samples": 2, "n_burn": 3,
@@ -200,9 +200,10 @@ def test_eta_target_trains_the_network_on_what_the_quadratic_mean_leaves(monkeyp
     """Off (the paper, the default): the network's target is the standardised y. With
     ``eta_target=c``: y minus the quadratic mean at the chain's state, which starts at Lambda_kk = c
     and then continues from the last sample."""
-    from benchsuite.errors import InvalidSettingError
     from benchsuite.optimizers.models.adaptive_basis import initial_theta, quadratic_coefficients, quadratic_features
     from benchsuite.optimizers.models.gp import standardise
+
+    from benchsuite.errors import InvalidSettingError
 
     bench = make_benchmark("hartmann3")
     targets = []
@@ -304,6 +305,7 @@ def test_inputs_are_rescaled_for_the_network_only():
 
 def test_a_diverged_fit_is_retried_visibly_and_gives_up_with_one_line(monkeypatch):
     import benchsuite.optimizers.dngo as dngo_mod
+
     from benchsuite.errors import PluginError
 
     bench = make_benchmark("branin")

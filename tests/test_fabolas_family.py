@@ -5,6 +5,13 @@ import math
 
 import numpy as np
 import pytest
+from benchsuite.optimizers.acquisition.entropy import EntropySearch, entropy_of_counts, sample_representers
+from benchsuite.optimizers.entropy_search import EntropySearchOptimizer
+from benchsuite.optimizers.fabolas import Fabolas
+from benchsuite.optimizers.gp_ei import GPEI
+from benchsuite.optimizers.kernels.continuous import Matern52
+from benchsuite.optimizers.models import gp
+from benchsuite.optimizers.mtbo import MTBO
 
 from benchsuite.benchmark import Fidelity, Result
 from benchsuite.optimizer import Trial
@@ -12,12 +19,6 @@ from benchsuite.registry import make_benchmark
 from benchsuite.runner import run
 from benchsuite.space import Float, Space
 from benchsuite.testing import check_optimizer
-from benchsuite.optimizers.entropy_search import EntropySearchOptimizer
-from benchsuite.optimizers.fabolas import Fabolas
-from benchsuite.optimizers.gp_ei import GPEI
-from benchsuite.optimizers.models import gp
-from benchsuite.optimizers.models.entropy import EntropySearch, entropy_of_counts, sample_representers
-from benchsuite.optimizers.mtbo import MTBO
 
 MCMC = {"burnin": 5, "chain_length": 3}
 ES = {"n_representers": 10, "n_pmin_samples": 32, "n_innovations": 3, "n_pool": 64, "n_candidates": 32,
@@ -28,7 +29,7 @@ FID_SMALL = {**MCMC, **ES, "n_init": 3, "overhead_in_cost": False}
 
 
 def _posterior_1d(theta_ls: float = math.log(0.15), noise: float = 1e-4):
-    k = gp.Matern52([0])
+    k = Matern52([0])
     X = np.array([[0.1], [0.45], [0.8], [0.95]])
     y = np.array([1.0, -0.5, 0.2, 0.9])
     theta = np.array([[0.0, theta_ls, 0.0, math.log(noise)]])
@@ -37,7 +38,7 @@ def _posterior_1d(theta_ls: float = math.log(0.15), noise: float = 1e-4):
 
 def test_pmin_entropy_is_uniform_for_exchangeable_and_small_for_a_clear_minimum():
     rng = np.random.default_rng(0)
-    k = gp.Matern52([0])
+    k = Matern52([0])
     # representers far apart with a tiny length scale: iid values, p_min uniform, H = log nb
     post = gp.GPPosterior(k, np.array([[0.0]]), np.array([0.0]), np.array([[0.0, math.log(1e-3), 0.0, -10.0]]))
     Z = np.linspace(0.1, 0.9, 10)[:, None]
@@ -83,7 +84,7 @@ def test_information_gain_matches_brute_force_conditioning():
     assert brute > 0.05  # the candidate is informative, so the comparison means something
     assert gain == pytest.approx(brute, abs=0.03)
     # a point that is (numerically) uncorrelated with every representer gains nothing
-    far = gp.GPPosterior(gp.Matern52([0]), post.X, post.y[0], np.array([[0.0, math.log(1e-3), 0.0, -9.0]]))
+    far = gp.GPPosterior(Matern52([0]), post.X, post.y[0], np.array([[0.0, math.log(1e-3), 0.0, -9.0]]))
     es_far = EntropySearch(far, Z, log_b, rng, n_samples=500, n_innovations=3)
     assert es_far(np.array([[0.5]]))[0] == pytest.approx(0.0, abs=1e-9)
 

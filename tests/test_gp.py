@@ -5,9 +5,12 @@ import math
 
 import numpy as np
 import pytest
-
-from benchsuite.optimizers.models import acq_opt, gp, mcmc
-from benchsuite.optimizers.models.acquisition import expected_improvement, integrated_ei
+from benchsuite.optimizers.acquisition import optimize as acq_opt
+from benchsuite.optimizers.acquisition.functions import expected_improvement, integrated_ei
+from benchsuite.optimizers.inference import mcmc
+from benchsuite.optimizers.kernels.continuous import (BetaWarp, FiniteRankKernel, Kernel, Matern52, ProductKernel,
+                                                      TaskKernel)
+from benchsuite.optimizers.models import gp
 from benchsuite.optimizers.models.posterior import Posterior
 
 
@@ -16,7 +19,7 @@ def _matern_ref(x: np.ndarray, z: np.ndarray, amp: float, ls: np.ndarray) -> flo
     return amp * (1 + math.sqrt(5) * r + 5 / 3 * r * r) * math.exp(-math.sqrt(5) * r)
 
 
-def _theta(kernel: gp.Kernel, rng: np.random.Generator, S: int) -> np.ndarray:
+def _theta(kernel: Kernel, rng: np.random.Generator, S: int) -> np.ndarray:
     th = gp.sample_prior(kernel, rng, S)
     th[:, -1] = np.log([1e-3, 5e-2][:S] if S <= 2 else rng.uniform(1e-4, 1e-1, S))
     return th
@@ -24,7 +27,7 @@ def _theta(kernel: gp.Kernel, rng: np.random.Generator, S: int) -> np.ndarray:
 
 def test_matern_matches_scalar_formula():
     rng = np.random.default_rng(0)
-    k = gp.Matern52(range(3))
+    k = Matern52(range(3))
     P = np.array([[math.log(1.7), math.log(0.3), math.log(0.8), math.log(2.0)]])
     X1, X2 = rng.random((4, 3)), rng.random((5, 3))
     K = k(P, X1, X2)[0]
@@ -35,7 +38,7 @@ def test_matern_matches_scalar_formula():
 
 def test_posterior_matches_brute_force_inverse():
     rng = np.random.default_rng(1)
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     X, Xs = rng.random((7, 2)), rng.random((4, 2))
     y = np.sin(5 * X[:, 0]) + 3 * X[:, 1] + 10.0
     th = _theta(k, rng, 2)
@@ -62,7 +65,7 @@ def test_posterior_matches_brute_force_inverse():
 
 def test_batched_prediction_equals_per_sample_prediction():
     rng = np.random.default_rng(2)
-    k = gp.Matern52(range(3))
+    k = Matern52(range(3))
     X, y, Xs = rng.random((15, 3)), rng.random(15), rng.random((300, 3))
     th = gp.sample_prior(k, rng, 5)
     mu, var = gp.GPPosterior(k, X, y, th).predict(Xs, chunk=64)
@@ -73,31 +76,31 @@ def test_batched_prediction_equals_per_sample_prediction():
 
 
 def test_fabolas_and_task_kernels():
-    fr = gp.FiniteRankKernel(1, "loss")
+    fr = FiniteRankKernel(1, "loss")
     P = np.array([[0.3, -0.4]])
     X = np.column_stack([np.zeros(4), [0.0, 0.25, 0.5, 1.0]])
     phi = np.column_stack([np.ones(4), (1 - X[:, 1]) ** 2])
     np.testing.assert_allclose(fr(P, X, X)[0], phi @ np.diag(np.exp(P[0])) @ phi.T)
     assert np.linalg.eigvalsh(fr(P, X, X)[0]).min() > -1e-12
-    cost = gp.FiniteRankKernel(1, "cost")
+    cost = FiniteRankKernel(1, "cost")
     np.testing.assert_allclose(cost(P, X, X)[0][3, 3], math.exp(0.3) + math.exp(-0.4) * 1.0)
-    tk = gp.TaskKernel(0, 2)
+    tk = TaskKernel(0, 2)
     Pt = np.array([[0.2, 0.5, -0.1]])
     KT = tk.task_cov(Pt)[0]
     L = np.array([[math.exp(0.2), 0], [0.5, math.exp(-0.1)]])
     np.testing.assert_allclose(KT, L @ L.T)
     Xt = np.array([[0.0], [1.0], [1.0]])
     np.testing.assert_allclose(tk(Pt, Xt, Xt)[0], KT[np.ix_([0, 1, 1], [0, 1, 1])])
-    prod = gp.ProductKernel(gp.Matern52([0]), gp.FiniteRankKernel(1, "loss"))
+    prod = ProductKernel(Matern52([0]), FiniteRankKernel(1, "loss"))
     Pp = np.array([[0.1, -1.0, 0.3, -0.4]])
     Xp = np.random.default_rng(3).random((6, 2))
     np.testing.assert_allclose(prod(Pp, Xp, Xp)[0],
-                               gp.Matern52([0])(Pp[:, :2], Xp, Xp)[0] * fr(P, Xp, Xp)[0])
+                               Matern52([0])(Pp[:, :2], Xp, Xp)[0] * fr(P, Xp, Xp)[0])
     np.testing.assert_allclose(prod.diag(Pp, Xp)[0], np.diag(prod(Pp, Xp, Xp)[0]))
 
 
 def test_priors_finite_inside_and_minus_inf_outside():
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     ok = np.array([[0.0, -3.0, 1.0, 0.0, math.log(1e-3)]])
     assert np.isfinite(gp.log_prior(k, ok)).all()
     for j, bad in [(1, -10.5), (2, 2.5), (4, gp.LOG_NOISE_BOUNDS[1] + 0.1), (4, gp.LOG_NOISE_BOUNDS[0] - 0.1)]:
@@ -120,15 +123,15 @@ def test_priors_finite_inside_and_minus_inf_outside():
     mass = np.trapezoid(np.exp(gp.horseshoe_log_prior(grid)), grid)
     assert 0 < mass < 10
     # fidelity kernels
-    assert np.isfinite(gp.FiniteRankKernel(0, "loss").log_prior(np.zeros((1, 2)))).all()
-    assert gp.TaskKernel(0, 2).log_prior(np.array([[0.0, 11.0, 0.0]]))[0] == -np.inf
+    assert np.isfinite(FiniteRankKernel(0, "loss").log_prior(np.zeros((1, 2)))).all()
+    assert TaskKernel(0, 2).log_prior(np.array([[0.0, 11.0, 0.0]]))[0] == -np.inf
 
 
 def test_mcmc_samples_have_finite_posterior_and_are_reproducible():
     rng_data = np.random.default_rng(4)
     X = rng_data.random((25, 2))
     y = np.sin(6 * X[:, 0]) + 0.5 * X[:, 1]
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     samples = []
     for _ in range(2):
         s = mcmc.HyperparameterSampler(k, np.random.default_rng(7), burnin=20, chain_length=5)
@@ -153,7 +156,7 @@ def test_ctrl_c_inside_the_chain_propagates_without_emcee_printing(capsys, monke
     rng_data = np.random.default_rng(4)
     X = rng_data.random((12, 2))
     y = X.sum(1)
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     calls = [0]
     real = mcmc._log_posterior_factors
 
@@ -185,7 +188,7 @@ def test_expected_improvement_matches_monte_carlo():
 
 def test_fantasies_and_mean_hallucination_shrink_variance_at_pending_points():
     rng = np.random.default_rng(6)
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     X, y = rng.random((10, 2)), rng.random(10)
     th = _theta(k, rng, 2)
     post = gp.GPPosterior(k, X, y, th)
@@ -222,8 +225,8 @@ def test_beta_warp_is_the_beta_cdf_per_sample_and_the_identity_at_one():
     from scipy.stats import beta as beta_dist
 
     rng = np.random.default_rng(7)
-    inner = gp.Matern52(range(2))
-    k = gp.BetaWarp(inner, range(2))
+    inner = Matern52(range(2))
+    k = BetaWarp(inner, range(2))
     assert k.n_params == 4 + inner.n_params
     X1, X2 = rng.random((5, 2)), rng.random((3, 2))
     Pin = np.array([[0.2, math.log(0.4), math.log(0.9)]] * 2)
@@ -246,7 +249,7 @@ def test_beta_warp_is_the_beta_cdf_per_sample_and_the_identity_at_one():
 
 def test_warped_gp_posterior_interpolates_and_the_sampler_moves_the_warp():
     rng = np.random.default_rng(3)
-    k = gp.BetaWarp(gp.Matern52(range(1)), range(1))
+    k = BetaWarp(Matern52(range(1)), range(1))
     X = np.sort(rng.random((12, 1)), axis=0)
     y = np.log(X[:, 0] + 0.01)  # non-stationary: steep at 0, flat at 1 (the case warping is for)
     sampler = mcmc.HyperparameterSampler(k, rng, burnin=100, chain_length=50)
@@ -259,8 +262,8 @@ def test_warped_gp_posterior_interpolates_and_the_sampler_moves_the_warp():
 
 
 def test_tophat_length_scale_prior_is_uniform_in_the_length_scale():
-    lu = gp.Matern52(range(2))
-    th = gp.Matern52(range(2), length_scale_prior="tophat")
+    lu = Matern52(range(2))
+    th = Matern52(range(2), length_scale_prior="tophat")
     P = np.array([[0.3, math.log(0.5), math.log(2.0)], [0.3, math.log(1.0), math.log(2.0)]])
     # uniform in l: the density of log l is proportional to l, so doubling one l adds log 2
     np.testing.assert_allclose(th.log_prior(P)[1] - th.log_prior(P)[0], math.log(2.0))
@@ -270,13 +273,13 @@ def test_tophat_length_scale_prior_is_uniform_in_the_length_scale():
     assert np.isfinite(th.log_prior(th.clip(far))[1])
     assert lu.log_prior(far)[0] == -np.inf  # 9 > e^2: outside the log-uniform support
     with pytest.raises(ValueError, match="length_scale_prior"):
-        gp.Matern52(range(2), length_scale_prior="uniform")
+        Matern52(range(2), length_scale_prior="uniform")
 
 
 def test_train_lower_matches_the_full_kernel_on_the_lower_triangle():
     rng = np.random.default_rng(11)
     X = np.column_stack([rng.random((9, 3)), rng.random(9)])
-    for k in (gp.Matern52(range(3)), gp.ProductKernel(gp.Matern52(range(3)), gp.FiniteRankKernel(3, "loss"))):
+    for k in (Matern52(range(3)), ProductKernel(Matern52(range(3)), FiniteRankKernel(3, "loss"))):
         P = k.sample_prior(rng, 4)
         il = np.tril_indices(9)
         np.testing.assert_allclose(k.train_lower(P, X)[:, il[0], il[1]], k(P, X, X)[:, il[0], il[1]],
@@ -287,7 +290,7 @@ def test_sampler_continues_from_extended_factors_and_the_posterior_reuses_them()
     rng = np.random.default_rng(12)
     X = rng.random((30, 2))
     y = np.sin(5 * X).sum(1)
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     s = mcmc.HyperparameterSampler(k, np.random.default_rng(3), burnin=30, chain_length=4)
     s.sample(X[:25], y[:25])
     y_std = (y - y.mean()) / y.std()
@@ -311,12 +314,12 @@ def test_sampler_continues_from_extended_factors_and_the_posterior_reuses_them()
 
 @pytest.mark.parametrize("n", [20, 200])  # both prediction paths: explicit inverse and triangular solve
 def test_ei_gradient_and_subset_posterior(n):
-    from benchsuite.optimizers.models.acquisition import integrated_ei_grad
+    from benchsuite.optimizers.acquisition.functions import integrated_ei_grad
 
     rng = np.random.default_rng(13)
     X = rng.random((n, 3))
     y = np.sin(4 * X).sum(1)
-    k = gp.Matern52(range(3))
+    k = Matern52(range(3))
     th = gp.sample_prior(k, rng, 5)
     th[:, 1:4] = rng.uniform(-2, -0.5, (5, 3))
     post = gp.GPPosterior(k, X, y, th)

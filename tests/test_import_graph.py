@@ -146,6 +146,19 @@ def test_the_graph_sees_lazy_imports() -> None:
     assert g["benchsuite.cli"], "cli imports nothing?"
 
 
+def test_shared_model_code_never_imports_a_plugin() -> None:
+    """optimizers/{models,kernels,inference,acquisition,common} hold what plugins share (issue 22 item 7):
+    they are imported by plugins, never the other way round."""
+    from benchsuite.registry import SHARED_PACKAGES
+
+    shared = tuple(f"benchsuite.optimizers.{p}" for p in SHARED_PACKAGES)
+    g = graph()
+    bad = sorted(f"{m} -> {t}" for m in g if m.startswith(shared) for t in g[m]
+                 if t.startswith("benchsuite.optimizers.") and not t.startswith(shared)
+                 and t != "benchsuite.optimizers")
+    assert not bad, "shared model code imports plugins: " + "; ".join(bad)
+
+
 # The layers of the house, lowest first: a module imports only from its own layer or below.
 # (DESIGN.md draws the same picture; a new module gets a layer here when it is added.)
 LAYERS: list[tuple[str, ...]] = [

@@ -8,6 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from benchsuite.optimizers.kernels.distance import (DistanceStore, DistanceSumKernel, exp_sample_hyperparameters,
+                                                    project_psd)
+from benchsuite.optimizers.models import gp
+from benchsuite.optimizers.models.posterior import condition_on_pending
+from benchsuite.optimizers.nasbot import (MUTATION_STEP_PROBS, NASBOT, NASBOTEA, NASBOTRand, acquisition_evaluations,
+                                          distance_function, evolve, initial_design, levenshtein, multi_step_mutation,
+                                          mutations_per_round, n_hp_samples, select_parents, selection_probabilities)
 
 from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import InvalidConfigError, InvalidSettingError
@@ -15,13 +22,6 @@ from benchsuite.optimizer import Trial
 from benchsuite.runner import run
 from benchsuite.space import SearchSpace
 from benchsuite.testing import ToyChainSpace, check_optimizer
-from benchsuite.optimizers.models import gp
-from benchsuite.optimizers.models.distance_kernel import (DistanceStore, DistanceSumKernel, exp_sample_hyperparameters,
-                                               project_psd)
-from benchsuite.optimizers.models.posterior import condition_on_pending
-from benchsuite.optimizers.nasbot import (MUTATION_STEP_PROBS, NASBOT, NASBOTEA, NASBOTRand, acquisition_evaluations,
-                               distance_function, evolve, initial_design, levenshtein, multi_step_mutation,
-                               mutations_per_round, n_hp_samples, select_parents, selection_probabilities)
 
 FAST = {"hp_samples": 300}
 

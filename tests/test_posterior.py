@@ -5,19 +5,20 @@ import math
 
 import numpy as np
 import pytest
-
+from benchsuite.optimizers.acquisition.functions import expected_improvement, integrated_ei
+from benchsuite.optimizers.kernels.continuous import Matern52
+from benchsuite.optimizers.kernels.diffusion import DiffusionKernel, graph_eigensystem
 from benchsuite.optimizers.models import gp
-from benchsuite.optimizers.models.acquisition import expected_improvement, integrated_ei
 from benchsuite.optimizers.models.adaptive_basis import AdaptiveBasisPosterior, BasisStatistics
-from benchsuite.optimizers.models.diffusion_kernel import DiffusionGP, DiffusionKernel, GPParams, graph_eigensystem
-from benchsuite.optimizers.models.diffusion_kernel import GPPosterior as ComboPosterior
+from benchsuite.optimizers.models.graph_gp import DiffusionGP, GPParams
+from benchsuite.optimizers.models.graph_gp import GPPosterior as ComboPosterior
 from benchsuite.optimizers.models.posterior import Posterior, PredictiveModel, condition_on_pending
 
 
 def _gp_model():
     rng = np.random.default_rng(0)
     X, y = rng.random((12, 2)), rng.random(12)
-    k = gp.Matern52(range(2))
+    k = Matern52(range(2))
     th = gp.sample_prior(k, rng, 2)
     th[:, -1] = math.log(1e-3)
     return gp.GPPosterior(k, X, y, th), np.array([[0.5, 0.5], [0.1, 0.9]])

@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .acq_opt import sobol_points
-from .gp import GPPosterior
-from .linalg import cholesky_jitter, cho_solve
+from ..models.gp import GPPosterior
+from ..models.linalg import cho_solve, cholesky_jitter
+from .optimize import sobol_points
 
 
 def sample_representers(score: Callable[[np.ndarray], np.ndarray], dim: int, rng: np.random.Generator,

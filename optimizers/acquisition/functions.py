@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import erfc
 
-from .posterior import Posterior
+from ..models.posterior import Posterior
 
 _SQRT2 = np.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)

@@ -73,19 +73,19 @@ def setup_matern_gp(opt: Any, input_warping: bool = False, length_scale_prior: s
     hyperparameters, settings ``n_walkers``/``burnin``/``chain_length``) and the initial
     Latin-hypercube ``design`` of ``n_init`` points on ``opt``. ``input_warping`` puts every
     input through a Beta CDF whose shapes are sampled with the other hyperparameters
-    (:class:`~benchsuite.optimizers.models.gp.BetaWarp`); ``length_scale_prior`` is one of
-    :data:`~benchsuite.optimizers.models.gp.LENGTH_SCALE_PRIORS`.
+    (:class:`~benchsuite.optimizers.kernels.continuous.BetaWarp`); ``length_scale_prior`` is one of
+    :data:`~benchsuite.optimizers.kernels.continuous.LENGTH_SCALE_PRIORS`.
     """
-    from . import gp
-    from .mcmc import HyperparameterSampler
+    from ..inference.mcmc import HyperparameterSampler
+    from ..kernels.continuous import BetaWarp, Matern52
 
     st = opt.settings
     opt.space = check_vector_space(opt.space, opt.name)
     opt.dim = len(opt.space)
     opt.snap = unit_snap(opt.space)
-    opt.kernel = gp.Matern52(range(opt.dim), length_scale_prior=length_scale_prior)
+    opt.kernel = Matern52(range(opt.dim), length_scale_prior=length_scale_prior)
     if input_warping:
-        opt.kernel = gp.BetaWarp(opt.kernel, range(opt.dim))
+        opt.kernel = BetaWarp(opt.kernel, range(opt.dim))
     opt.sampler = HyperparameterSampler(opt.kernel, opt.rng, st["n_walkers"], st["burnin"], st["chain_length"])
     opt.design = opt.snap(latin_hypercube(opt.rng, int(st["n_init"]), opt.dim))
 

@@ -27,18 +27,20 @@ import numpy as np
 from benchsuite.optimizer import Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
-from . import acq_opt, gp
-from .acquisition import integrated_ei
+from ..acquisition import optimize as acq_opt
+from ..acquisition.entropy import EntropySearch, sample_representers
+from ..acquisition.functions import integrated_ei
+from ..inference.mcmc import HyperparameterSampler
+from ..kernels.continuous import Kernel
+from ..models import gp
+from ..models.posterior import condition_on_pending
 from .bo_common import check_vector_space, single_threaded_blas, unit_snap
-from .entropy import EntropySearch, sample_representers
-from .mcmc import HyperparameterSampler
-from .posterior import condition_on_pending
 
 ES_SETTINGS: dict[str, Setting] = {
     "n_representers": Setting(50, "representer points for p_min (Hennig and Schuler 2012; RoBO n_representer=50)",
                               domain=POSITIVE_INT),
     "n_pmin_samples": Setting(200, "Monte Carlo draws of f at the representers per hyperparameter sample "
-                                   "(our choice: p_min is estimated by Monte Carlo, see optimizers/models/entropy.py)",
+                                   "(our choice: p_min is estimated by Monte Carlo, see optimizers/acquisition/entropy.py)",
                               domain=POSITIVE_INT),
     "n_innovations": Setting(5, "Gauss-Hermite nodes for the expectation over the new observation (our choice)",
                              domain=POSITIVE_INT),
@@ -80,7 +82,7 @@ class CostAwareES(Optimizer):
 
     # -- what subclasses provide ----------------------------------------------------------------
     @abstractmethod
-    def make_kernels(self, d: int) -> tuple[gp.Kernel, gp.Kernel]:
+    def make_kernels(self, d: int) -> tuple[Kernel, Kernel]:
         """Kernels of the loss and the log-cost GP over ``d`` cube dims plus the fidelity column."""
 
     @abstractmethod

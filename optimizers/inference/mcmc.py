@@ -30,8 +30,9 @@ import numpy as np
 
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
-from . import gp
-from .linalg import cholesky_each, extend_cholesky, log_marginal_likelihood
+from ..kernels.continuous import Kernel
+from ..models import gp
+from ..models.linalg import cholesky_each, extend_cholesky, log_marginal_likelihood
 
 
 def default_walkers(n_params: int) -> int:
@@ -40,7 +41,7 @@ def default_walkers(n_params: int) -> int:
     return w + (w % 2)
 
 
-def _log_posterior_factors(kernel: gp.Kernel, X: np.ndarray, y_std: np.ndarray, theta: np.ndarray
+def _log_posterior_factors(kernel: Kernel, X: np.ndarray, y_std: np.ndarray, theta: np.ndarray
                            ) -> tuple[np.ndarray, list[np.ndarray | None]]:
     """Log posterior of rows ``theta`` and each row's Cholesky factor (None where rejected)."""
     theta = np.atleast_2d(theta)
@@ -64,7 +65,7 @@ def _log_posterior_factors(kernel: gp.Kernel, X: np.ndarray, y_std: np.ndarray, 
     return out, factors
 
 
-def log_posterior(kernel: gp.Kernel, X: np.ndarray, y_std: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def log_posterior(kernel: Kernel, X: np.ndarray, y_std: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Unnormalised log posterior of hyperparameter rows ``(W, P)`` given standardised targets."""
     return _log_posterior_factors(kernel, X, y_std, theta)[0]
 
@@ -79,7 +80,7 @@ class HyperparameterSampler:
     :meth:`fit` hands the final walkers' factors to the posterior, which then factors nothing.
     """
 
-    def __init__(self, kernel: gp.Kernel, rng: np.random.Generator, n_walkers: int = 0,
+    def __init__(self, kernel: Kernel, rng: np.random.Generator, n_walkers: int = 0,
                  burnin: int = 100, chain_length: int = 200):
         self.kernel, self.rng = kernel, rng
         p = gp.n_hyper(kernel)
@@ -202,7 +203,7 @@ class HyperparameterSampler:
         self._X = None
 
 
-def effective_log_likelihood(kernel: gp.Kernel, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def effective_log_likelihood(kernel: Kernel, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Log evidence of rows ``theta`` on original-unit ``y`` (for tests and diagnostics)."""
     shift, scale = gp.standardise(y)
     y_std = (np.asarray(y, dtype=float) - shift) / scale

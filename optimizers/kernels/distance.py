@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from . import gp
-from .linalg import tri_solve
+from ..models import gp
+from ..models.linalg import tri_solve
+from .continuous import Kernel
 
 #: scratch ids start here (kept exactly representable in the float64 input column)
 SCRATCH_OFFSET = 1 << 40
@@ -161,7 +162,7 @@ def project_psd(K: np.ndarray) -> np.ndarray:
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
-class DistanceSumKernel(gp.Kernel):
+class DistanceSumKernel(Kernel):
     """``sum_g alpha_g exp(-sum_k beta_gk D_gk^p_g)`` on ids of a :class:`DistanceStore`.
 
     Parameters per row: ``[log alpha_g for g] + [log beta_gk for g, k]``. The prior is

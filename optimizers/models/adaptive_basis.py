@@ -20,7 +20,7 @@ sampled jointly by coordinate-wise slice sampling (Neal 2003, :mod:`.slice_sampl
 Priors: flat on ``log alpha`` and ``log beta`` in ``[-10, 10]`` (the authors' follow-up code,
 pybnn/RoBO ``DNGO.marginal_log_likelihood``); ``c_k ~ N(0.5, center_std^2)`` (dngo.txt 3.1.3:
 Gaussian at the centre of the cube; the width is ours); horseshoe on ``Lambda_k``
-(dngo.txt 3.1.3, :mod:`.horseshoe`, sampled in log space with its Jacobian);
+(dngo.txt 3.1.3, :mod:`..inference.horseshoe`, sampled in log space with its Jacobian);
 ``lambda ~ N(0, offset_std^2)`` (ours: the paper names no prior for the offset).
 
 :class:`AdaptiveBasisPosterior` implements the posterior contract
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .horseshoe import horseshoe_log_prior
+from ..inference.horseshoe import horseshoe_log_prior
+from ..inference.slice_sampling import slice_sample_1d
 from .posterior import Posterior
-from .slice_sampling import slice_sample_1d
 
 Features = Callable[[np.ndarray], np.ndarray]  # unit-cube inputs (m, K) -> basis (m, D)
 LOG_PRECISION_BOUNDS = (-10.0, 10.0)  # pybnn DNGO.marginal_log_likelihood: flat prior on log alpha, log beta

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dtrtrs
 
 JITTERS = (0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 
@@ -24,11 +25,15 @@ def cholesky_jitter(K: np.ndarray) -> tuple[np.ndarray, float]:
     Jitter escalates through :data:`JITTERS`, scaled by the mean diagonal; returns the
     factor and the relative jitter that succeeded.
     """
+    try:  # the common case first: no jitter, nothing else computed (COMBO's sampler calls this ~4,000x per ask)
+        return np.linalg.cholesky(K), 0.0
+    except np.linalg.LinAlgError:
+        pass
     scale = float(np.mean(np.diagonal(K, axis1=-2, axis2=-1))) if K.shape[-1] else 1.0
     eye = np.eye(K.shape[-1])
-    for jitter in JITTERS:
+    for jitter in JITTERS[1:]:
         try:
-            return np.linalg.cholesky(K + (jitter * scale) * eye if jitter else K), jitter
+            return np.linalg.cholesky(K + (jitter * scale) * eye), jitter
         except np.linalg.LinAlgError:
             continue
     raise CholeskyError(f"kernel matrix not positive definite even with jitter {JITTERS[-1]:g} x mean diagonal")
@@ -97,6 +102,13 @@ def tri_solve(L: np.ndarray, B: np.ndarray, trans: bool = False) -> np.ndarray:
     """
     def one(Li: np.ndarray, Bi: np.ndarray) -> np.ndarray:
         if Li.flags.c_contiguous and not Li.flags.f_contiguous:
+            if Li.dtype == np.float64 and Bi.dtype == np.float64:
+                # LAPACK's trtrs itself, as solve_triangular calls it for this (Fortran-ordered) view, without
+                # its argument checks: the same numbers, a tenth of the overhead on small systems
+                x, info = dtrtrs(Li.T, Bi, lower=0, trans=0 if trans else 1)
+                if info > 0:
+                    raise np.linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
+                return x
             return solve_triangular(Li.T, Bi, lower=False, trans="N" if trans else "T", check_finite=False)
         return solve_triangular(Li, Bi, lower=True, trans="T" if trans else "N", check_finite=False)
 
