@@ -192,7 +192,10 @@ def test_report_writes_every_declared_output(result_files, tmp_path: Path) -> No
     assert set(table["axis"]) == {"evaluations", "time"} and set(table["n"]) == {3}
     analysis.write_index([proto], tmp_path / "reports", tmp_path / "reports" / "index.md")
     index = (tmp_path / "reports" / "index.md").read_text()
-    assert f"({proto.name}/curves_time.png)" in index and "\n## Protocol `tiny`" in index
+    # an index, one line per protocol with its link, headline and figures; not the pages concatenated
+    line = next(x for x in index.splitlines() if x.startswith(f"| [`{proto.name}`]({proto.name}/index.md)"))
+    assert f"[time]({proto.name}/curves_time.png)" in line and "best mean rank at the budget: `" in line
+    assert "## Protocol" not in index and "## Provenance" not in index
 
 
 @pytest.mark.slow  # plots, like the test above
