@@ -443,7 +443,73 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
                     lines += ["", f"![{proto}: committed runs]({proto}/{f.name})"]
             lines += ["", f"Error bars: published as printed ({', '.join(sorted(set(h['published_error_kind'])))}); "
                           "ours: standard error of the mean.", ""]
+            lines += per_instance_markdown(p, root)
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: the run provenance key that names a run's problem instance (COMBO's binary problems in combo_authors mode)
+INSTANCE_KEY = "authors_instance_seed"
+
+
+def per_instance(protocol: Any, root: str | os.PathLike) -> pd.DataFrame:
+    """Our values split by problem instance (issue 23: pooled and per instance): benchmark, optimizer, instance,
+    mean, se, n. Empty unless the committed runs record an instance (``benchmark_provenance``)."""
+    from .reproductions import load_committed, run_provenances
+
+    df, prov = load_committed(root, protocol.name)
+    if df is None:
+        return pd.DataFrame()
+    inst = {}
+    for r in run_provenances(prov):
+        seed = (r.get("benchmark_provenance") or {}).get(INSTANCE_KEY)
+        if seed is not None:
+            inst[(str(r.get("benchmark_label")), str(r.get("optimizer_label")), int(r.get("repetition")))] = int(seed)
+    if not inst:
+        return pd.DataFrame()
+    values = run_values(protocol, df)
+    values["instance"] = [inst.get((b, o, int(r))) for b, o, r in
+                          zip(values["benchmark"], values["optimizer"], values["repetition"])]
+    rows = []
+    for (b, o, i), g in values.dropna(subset=["instance"]).groupby(["benchmark", "optimizer", "instance"], sort=False):
+        mean, se, n = _stats(g["value"].to_numpy(float))
+        rows.append({"benchmark": b, "optimizer": o, "instance": int(i), "mean": mean, "se": se, "n": n})
+    return pd.DataFrame(rows)
+
+
+def per_instance_markdown(protocol: Any, root: str | os.PathLike) -> list[str]:
+    """The per-instance tables of a protocol whose runs record their instance ([] otherwise): one table per
+    set of instances (Ising and contamination have their own), benchmarks and our labels as rows."""
+    t = per_instance(protocol, root)
+    if not len(t):
+        return []
+    lines = [f"Per instance (the paper publishes only the pooled value): ours by the instance each run solved "
+             f"({INSTANCE_KEY} in the runs' provenance), mean ± standard error (runs).", ""]
+    labels = [b.label for b in protocol.benchmarks]
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for b in labels:
+        seeds = tuple(sorted(t.loc[t["benchmark"] == b, "instance"].unique()))
+        if seeds:
+            groups.setdefault(seeds, []).append(b)
+    for seeds, benches in groups.items():
+        lines += ["| benchmark | our label | " + " | ".join(f"instance {x}" for x in seeds) + " |",
+                  "|---|---|" + "---:|" * len(seeds)]
+        for b in benches:
+            for o in [x.label for x in protocol.optimizers]:
+                sub = t[(t["benchmark"] == b) & (t["optimizer"] == o)].set_index("instance")
+                if not len(sub):
+                    continue
+                cells = []
+                for x in seeds:
+                    if x not in sub.index:
+                        cells.append("")
+                        continue
+                    r = sub.loc[x]
+                    d = 4 if abs(r["mean"]) < 10 else 2
+                    err = f" ± {r['se']:.{d}f}" if math.isfinite(r["se"]) else ""
+                    cells.append(f"{r['mean']:.{d}f}{err} ({int(r['n'])})")
+                lines.append(f"| {b} | `{o}` | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
 def _quantity(protocol: Any) -> str:

@@ -210,6 +210,26 @@ def test_collect_refuses_runs_from_another_initial_design(committed: Path, mini,
     assert len(rep["added"]) == 8 and any("initial design" in r and "rerun it" in r for r in rep["refused"])
 
 
+def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_solved(committed: Path, mini) -> None:
+    """Issue 23: COMBO's binary tables pooled and per instance; here the example's runs get two made-up instances."""
+    import json
+
+    assert S.per_instance_markdown(mini, committed) == []  # runs that record no instance: no table
+    prov_path = committed / "mini" / "provenance.json"
+    prov = json.loads(prov_path.read_text())
+    for r in prov["runs"]:
+        r["benchmark_provenance"] = {"authors_instance_seed": 11 if int(r["repetition"]) % 2 else 7}
+    prov_path.write_text(json.dumps(prov))
+    t = S.per_instance(mini, committed)
+    values = S.run_values(mini, R.load_committed(committed, "mini")[0])
+    one = t[(t["benchmark"] == "branin_discrete") & (t["optimizer"] == "random_search") & (t["instance"] == 7)]
+    even = values[(values["benchmark"] == "branin_discrete") & (values["optimizer"] == "random_search")
+                  & (values["repetition"].astype(int) % 2 == 0)]
+    assert int(one["n"].iloc[0]) == len(even) and one["mean"].iloc[0] == pytest.approx(even["value"].mean())
+    text = "\n".join(S.per_instance_markdown(mini, committed))
+    assert "| benchmark | our label | instance 7 | instance 11 |" in text and "| branin_discrete | `random_search` |" in text
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
 def test_corrupt_runs_file_is_one_line_and_nothing_is_overwritten(committed: Path, mini, tmp_path: Path,
                                                                    damage: str, capsys) -> None:
