@@ -29,6 +29,7 @@ trial into a failed trial naming the cause, and the slot gets a fresh worker (up
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
@@ -40,6 +41,7 @@ import threading
 import time
 import traceback
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -316,6 +318,7 @@ class _Proc:
     slot: int
     proc: subprocess.Popen
     conn: Any  # multiprocessing.connection.Connection
+    ready: bool = False  # it said "ready" (a fresh worker takes trials at once: they wait in its pipe)
 
 
 class LocalBackend(Backend):
@@ -372,6 +375,7 @@ class LocalBackend(Backend):
                                                                                                " as it started"))
                 if msg[0] != "ready":
                     raise BackendError(f"worker {p.slot} could not start: {msg[1]}")
+                p.ready = True
                 self.procs[p.slot] = p
                 self.pids[p.slot].append(p.proc.pid)
                 del pending[p.slot]
@@ -405,19 +409,9 @@ class LocalBackend(Backend):
     def usable(self, slot: int) -> bool:
         return slot not in self.retired
 
-    def _lost(self, slot: int, received: float) -> Completion | None:
-        """The worker of ``slot`` is dead: its trial (if any) failed; the slot gets a fresh worker or retires."""
-        p = self.procs[slot]
-        code = self._replace(slot)
-        if slot not in self.busy:
-            return None
-        trial_id, sent = self.busy.pop(slot)
-        reason = death_reason(slot, p.proc.pid, code)
-        return Completion(slot, trial_id, Result.failure(received - sent, reason), received, WorkerLost(reason))
-
-    def _replace(self, slot: int) -> int | None:
-        """End the worker of ``slot`` (waiting for it to exit) and start a fresh one, or retire the slot after
-        :data:`MAX_RESTARTS` fresh ones; returns the old worker's exit status."""
+    def _lost(self, slot: int, received: float, why: str | None = None) -> Completion | None:
+        """The worker of ``slot`` is dead (or could not start: ``why``): its trial (if any) failed; the slot
+        gets a fresh worker, started without waiting for it, or retires after :data:`MAX_RESTARTS` of them."""
         p = self.procs.pop(slot)
         try:
             code = p.proc.wait(timeout=5)
@@ -425,32 +419,36 @@ class LocalBackend(Backend):
             _stop(p)
             code = p.proc.returncode
         p.conn.close()
+        reason = why or death_reason(slot, p.proc.pid, code)
         if self.restarts[slot] >= MAX_RESTARTS:
             self.retired.add(slot)
+            print(f"benchsuite: worker {slot} retired after {MAX_RESTARTS} fresh processes: {reason}",
+                  file=sys.stderr, flush=True)
         else:
             self.restarts[slot] += 1
-            try:
-                self._await_ready({slot: self._spawn(slot)})
-            except BackendError as exc:
-                print(f"benchsuite: worker {slot} retired: {exc}", file=sys.stderr, flush=True)
-                self.retired.add(slot)
+            self.procs[slot] = self._spawn(slot)
         if len(self.retired) == self.workers:
-            raise BackendError(f"every worker died more than {MAX_RESTARTS} times; the last: "
-                               f"{death_reason(slot, p.proc.pid, code)}")
-        return code
+            raise BackendError(f"every worker died {MAX_RESTARTS + 1} times; the last: {reason}")
+        if slot not in self.busy:
+            return None
+        trial_id, sent = self.busy.pop(slot)
+        return Completion(slot, trial_id, Result.failure(received - sent, reason), received, WorkerLost(reason))
 
     def wait(self, timeout: float) -> list[Completion]:
         from multiprocessing.connection import wait
 
         out: list[Completion] = []
-        busy = [self.procs[s].conn for s in self.busy if s in self.procs]
-        if busy:
-            ready = wait(busy, timeout)
+        watched = [p.conn for s, p in self.procs.items() if s in self.busy or not p.ready]
+        if watched:
+            ready = wait(watched, timeout)
         else:
             time.sleep(min(timeout, 0.05))
             ready = []
         for conn in ready:
-            slot = next(s for s, p in self.procs.items() if p.conn is conn)
+            slot = next((s for s, p in self.procs.items() if p.conn is conn), None)
+            if slot is None:
+                continue
+            p = self.procs[slot]
             received = time.perf_counter()
             try:
                 msg = conn.recv()
@@ -459,14 +457,23 @@ class LocalBackend(Backend):
                 if lost is not None:
                     out.append(lost)
                 continue
+            if msg[0] == "ready":
+                p.ready = True
+                self.pids[slot].append(msg[1])
+                continue
+            if msg[0] == "error":  # a fresh worker that could not rebuild the benchmark
+                lost = self._lost(slot, received, f"worker {slot} could not start again: {msg[1]}")
+                if lost is not None:
+                    out.append(lost)
+                continue
             _, trial_id, result, tb, replace = msg
             self.busy.pop(slot, None)
             out.append(Completion(slot, trial_id, result, received,
                                   None if tb is None else remote_error(tb, result)))
-            if replace:  # the worker exits after a CUDA error: a fresh one before the slot gets a trial
-                self._replace(slot)
+            if replace:  # the worker exits after a CUDA error: a fresh one takes the slot's next trial
+                self._lost(slot, received)
         for slot, p in list(self.procs.items()):  # a dead worker whose pipe is still held open elsewhere
-            if p.proc.poll() is not None and not (slot in self.busy and p.conn.poll()):
+            if p.proc.poll() is not None and not p.conn.poll():
                 lost = self._lost(slot, time.perf_counter())
                 if lost is not None:
                     out.append(lost)
@@ -548,6 +555,21 @@ def dask_evaluate(spec_bytes: bytes, gpus: list[str], config: Any, fidelity: flo
     return result, tb, replace, facts
 
 
+@contextlib.contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` with ``values`` set for the block (a process started in it inherits them)."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def _dask_facts() -> dict[str, Any]:
     return {"pid": os.getpid(), "hostname": os.uname().nodename,
             "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -591,9 +613,12 @@ class DaskBackend(Backend):
                 place = worker_placement(self.workers, [])
                 self._gpus = gpu_devices()
                 env = {k: v for k, v in place[0]["env"].items() if k in _THREAD_VARS}
-                # a task whose worker dies is a failed trial at once (the scheduler would rerun it elsewhere)
+                # a task whose worker dies is a failed trial at once (the scheduler would rerun it elsewhere);
+                # workers fork from a server that imported distributed once (spawning each one imports it
+                # anew: 3 s of CPU per worker), and that server starts with the workers' thread counts
                 with dask.config.set({"distributed.scheduler.allowed-failures": 0,
-                                      "distributed.nanny.pre-spawn-environ": env}):
+                                      "distributed.worker.multiprocessing-method": "forkserver",
+                                      "distributed.nanny.pre-spawn-environ": env}), _environ(env):
                     self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                                             processes=True, dashboard_address=None,
                                                             silence_logs=logging.ERROR)

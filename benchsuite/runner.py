@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -311,6 +313,7 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
     running: dict[int, tuple[Trial, float, float, float]] = {}  # trial id -> (trial, ask, start, ask seconds)
     free = list(range(workers))
     n_started = 0
+    previous = _stop_on_sigterm()
     try:
         pool.start(spec)
         t0 = time.perf_counter()
@@ -364,6 +367,8 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
         described = pool.describe()
     finally:
         pool.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     extra = dict(extra_provenance or {})
     if initial_design != "optimizer":
         extra["initial_design"] = initial_design
@@ -374,3 +379,15 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
                                 budget_seconds=budget_seconds, include_overhead=True,
                                 n_trials=len(rows), extra=extra)
     return RunOutput(rows, provenance, opt)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_sigterm() -> Any:
+    """While a real backend runs, SIGTERM (a scheduler cancelling the job) stops the workers as Ctrl-C does;
+    returns the handler to restore (None when not in the main thread, where no handler can be installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
