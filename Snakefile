@@ -134,6 +134,13 @@ def _threads(wc):
     return _job(wc)[0].workers if _backend(wc) == "local" else 1
 
 
+def _gpus(wc):
+    """GPUs a run job takes: its protocol's (or 1 where the benchmark requires one); with the local backend a
+    run that uses GPUs takes one per worker (each worker process gets its own)."""
+    gpu = _resource("gpu")(wc)
+    return max(gpu, _job(wc)[0].workers) if gpu and _backend(wc) == "local" else gpu
+
+
 wildcard_constraints:
     protocol=r"[A-Za-z][A-Za-z0-9_]*",
     benchmark=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
@@ -184,7 +191,7 @@ rule run:
     resources:
         mem_mb=_resource("mem_mb"),
         runtime=_resource("runtime"),
-        gpu=_resource("gpu"),
+        gpu=_gpus,
     shell:
         "{PY:q} -m benchsuite.cli run-job {params.protocol:q} {wildcards.benchmark:q} {wildcards.optimizer:q} "
         "{wildcards.rep} {params.backend} --out {output:q} 2> {log:q}"
