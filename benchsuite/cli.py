@@ -264,6 +264,10 @@ def _post_mortem(exc: BaseException) -> None:
     import pdb
 
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if exc.__traceback__ is None:  # raised in a worker process (--backend local/dask): no frame here to debug
+        print("benchsuite --pdb: the evaluation ran in a worker process; its traceback is above, there is no "
+              "frame to debug here (run it with --backend simulated to debug it)", file=sys.stderr, flush=True)
+        return
     print("benchsuite --pdb: post-mortem debugging; `c` or `q` leaves the debugger", file=sys.stderr, flush=True)
     pdb.post_mortem(exc.__traceback__)
 
