@@ -347,3 +347,20 @@ def test_protocols_and_run_job_choose_the_backend(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("backend: local", "backend: locale"))
     with pytest.raises(ProtocolError, match="did you mean 'local'"):
         load_protocol(path)
+
+
+# -- a live benchmark (torch training) on two local workers ------------------------------------------
+@pytest.mark.slow  # two workers each import torch: 10-40 s on a shared 2-core machine
+def test_a_live_benchmark_at_tiny_settings_runs_on_two_local_workers(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    tiny = {"iterations": 30, "eval_every": 10, "n_train": 600, "n_val": 300, "lr": 1e-2, "threads": 1,
+            "max_num_layers": 10, "max_num_units_per_layer": 32, "test_eval": False, "device": "cpu"}
+    out = tmp_path / "naval.csv"
+    df = api.run("nasbot_mlp_naval", "nasbot_rand", seed=0, budget_evals=4, workers=2, backend="local",
+                 benchmark_settings=tiny, out=out)
+    assert len(df) == 4 and (df["status"] == "ok").all()
+    assert len(load_result(out)) == 4
+    # the workers start warm (torch imported, its compiler stack loaded): no trial pays seconds for it
+    assert (df["end_time"] - df["start_time"]).max() < 5.0
+    code, line = _replay(out)
+    assert code == 0, line
