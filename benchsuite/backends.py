@@ -661,9 +661,9 @@ class DaskBackend(Backend):
         except BackendError:
             self.close()
             raise
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, RuntimeError) as exc:  # RuntimeError: "Nanny failed to start."
             self.close()
-            raise BackendError(f"the dask cluster did not start ({one_line(exc) or type(exc).__name__})") from None
+            raise BackendError(f"the dask cluster did not start ({type(exc).__name__}: {one_line(exc)})") from None
         except BaseException:
             self.close()
             raise
