@@ -149,15 +149,33 @@ def _is_cuda_error(exc: BaseException) -> bool:
     return "CUDA" in text or "cuda" in type(exc).__module__
 
 
+_MEMO = "_test_loss_memo"  # the attribute Benchmark.memo_test_loss keeps its cache in
+
+
 def evaluate_in_worker(bench: Benchmark, config: Any, fidelity: float | None, seed: int
-                       ) -> tuple[Result, str | None, bool]:
-    """One evaluation as a worker runs it: (result, the traceback text if it raised, replace this worker)."""
+                       ) -> tuple[Result, str | None, bool, dict[Any, float]]:
+    """One evaluation as a worker runs it: (result, the traceback text if it raised, replace this worker, the
+    test losses the evaluation memoised). A live benchmark's full-fidelity training scores the test set and
+    memoises it (:meth:`Benchmark.memo_test_loss`); the driver, which computes the incumbent's test loss,
+    gets those entries, so its test losses are the simulated loop's."""
+    memo = bench.__dict__.get(_MEMO) or {}
+    before = set(memo)
     t1 = time.perf_counter()
     try:
-        return bench.evaluate(config, fidelity, seed=seed), None, False
+        result, tb, replace = bench.evaluate(config, fidelity, seed=seed), None, False
     except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial, as in the simulated loop
         result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
-        return result, traceback.format_exc(), _is_cuda_error(exc)
+        tb, replace = traceback.format_exc(), _is_cuda_error(exc)
+    memo = bench.__dict__.get(_MEMO) or {}
+    return result, tb, replace, {k: v for k, v in memo.items() if k not in before}
+
+
+def merge_test_losses(bench: Benchmark, memo: dict[Any, float] | None) -> None:
+    """Enter a worker's memoised test losses into the driver's benchmark (the first value of a key stays)."""
+    if memo:
+        cache = bench.__dict__.setdefault(_MEMO, {})
+        for k, v in memo.items():
+            cache.setdefault(k, v)
 
 
 def remote_error(tb_text: str, result: Result) -> WorkerEvaluationError:
@@ -231,6 +249,7 @@ class Completion:
     result: Result
     received: float  # time.perf_counter() when the driver learnt of it
     error: BaseException | None = None  # for the run's on_failure hook
+    test_losses: dict[Any, float] | None = None  # what the evaluation memoised (merge_test_losses)
 
 
 class Backend(ABC):
@@ -316,12 +335,12 @@ def worker_main(fd: int) -> None:
         if msg[0] != "eval":
             os._exit(0)
         _, trial_id, config, fidelity, seed = msg
-        result, tb, replace = evaluate_in_worker(bench, config, fidelity, seed)
+        result, tb, replace, memo = evaluate_in_worker(bench, config, fidelity, seed)
         try:
-            conn.send(("done", trial_id, result, tb, replace))
+            conn.send(("done", trial_id, result, tb, replace, memo))
         except Exception as exc:  # noqa: BLE001 - an info value that cannot be pickled
             conn.send(("done", trial_id, Result.failure(result.cost_s, f"the result cannot be sent to the driver "
-                                                                       f"({one_line(exc)})"), None, replace))
+                                                                       f"({one_line(exc)})"), None, replace, {}))
         if replace:  # a CUDA error leaves the context unusable: the driver starts a fresh worker
             conn.close()
             os._exit(75)
@@ -480,10 +499,10 @@ class LocalBackend(Backend):
                 if lost is not None:
                     out.append(lost)
                 continue
-            _, trial_id, result, tb, replace = msg
+            _, trial_id, result, tb, replace, memo = msg
             self.busy.pop(slot, None)
             out.append(Completion(slot, trial_id, result, received,
-                                  None if tb is None else remote_error(tb, result)))
+                                  None if tb is None else remote_error(tb, result), memo))
             if replace:  # the worker exits after a CUDA error: a fresh one takes the slot's next trial
                 self._lost(slot, received)
         for slot, p in list(self.procs.items()):  # a dead worker whose pipe is still held open elsewhere
@@ -575,11 +594,10 @@ def dask_prepare(spec_bytes: bytes, gpus: list[str], dask_worker: Any = None) ->
 
 
 def dask_evaluate(spec_bytes: bytes, gpus: list[str], config: Any, fidelity: float | None, seed: int
-                  ) -> tuple[Result, str | None, bool, dict[str, Any]]:
+                  ) -> tuple[Result, str | None, bool, dict[Any, float], dict[str, Any]]:
     """One evaluation on a dask worker (the benchmark built once per worker process)."""
     bench, facts = _dask_benchmark(spec_bytes, gpus)
-    result, tb, replace = evaluate_in_worker(bench, config, fidelity, seed)
-    return result, tb, replace, facts
+    return (*evaluate_in_worker(bench, config, fidelity, seed), facts)
 
 
 @contextlib.contextmanager
@@ -691,8 +709,9 @@ class DaskBackend(Backend):
         for fut, received in items:
             slot, trial_id, sent = self.futures.pop(fut)
             error: BaseException | None = None
+            memo = None
             if fut.status == "finished":
-                result, tb, _, facts = fut.result()
+                result, tb, _, memo, facts = fut.result()
                 if facts.get("address"):
                     self.workers_seen.setdefault(facts["address"], {}).setdefault("pid", facts.get("pid"))
                 if tb is not None:
@@ -705,7 +724,7 @@ class DaskBackend(Backend):
                 reason = f"dask worker lost during the evaluation ({type(exc).__name__}: {one_line(exc)})"
                 result = Result.failure(received - sent, reason)
                 error = WorkerLost(reason)
-            out.append(Completion(slot, trial_id, result, received, error))
+            out.append(Completion(slot, trial_id, result, received, error, memo))
         return out
 
     def describe(self) -> dict[str, Any]:

@@ -302,7 +302,7 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
     the previous trial on its slot: the order ``benchsuite replay`` re-drives the optimizer in. Times are
     ``time.perf_counter()`` seconds since the workers were ready; ``budget_seconds`` stops starting trials
     at that wall-clock time."""
-    from .backends import BenchmarkSpec, make_backend, POLL_S
+    from .backends import POLL_S, BenchmarkSpec, make_backend, merge_test_losses
 
     spec = BenchmarkSpec.of(benchmark)
     pool = make_backend(backend, workers, scheduler)
@@ -343,6 +343,7 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
                 del pending[trial.id]
                 end = done.received - t0
                 result = done.result
+                merge_test_losses(benchmark, done.test_losses)
                 if not result.failed and not math.isfinite(result.loss):
                     result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
                 if done.error is not None and on_failure is not None:

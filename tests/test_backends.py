@@ -40,6 +40,20 @@ class RaisingSleepBranin(SleepBranin):
         return super().evaluate(config, fidelity, seed)
 
 
+class MemoSleepBranin(SleepBranin):
+    """Memoises a test loss while it evaluates, as a live benchmark's full-fidelity training does."""
+
+    name = "memo_sleep_branin_test"
+
+    def evaluate(self, config, fidelity=None, seed=0):
+        result = super().evaluate(config, fidelity, seed)
+        self.memo_test_loss(self.space.key(config), lambda: result.loss + 100.0)
+        return result
+
+    def test_loss(self, config):
+        return self.memo_test_loss(self.space.key(self.space.validate(config)), lambda: -1.0)
+
+
 @pytest.fixture(scope="module")
 def dask_cluster():
     """One LocalCluster (2 single-threaded worker processes) for the dask tests that pass its address."""
@@ -136,6 +150,15 @@ def test_an_evaluation_that_raises_in_a_worker_is_a_failed_trial_with_its_remote
     assert len(seen) == len(failed) and isinstance(seen[0], WorkerEvaluationError)
     assert "raise ValueError" in str(seen[0].__cause__)  # the worker's traceback travels as the cause
     assert output.provenance["backend"]["restarts"] == 0
+
+
+def test_test_losses_a_worker_memoised_reach_the_driver() -> None:
+    """The incumbent's test loss is the one the evaluation measured, as in the simulated loop (not the driver's
+    own computation: a live benchmark would train the network again there, from another seed)."""
+    for backend in ("simulated", "local"):
+        df = api.run(MemoSleepBranin(sleep_s=0.05), "random_search", seed=0, budget_evals=6, workers=2,
+                     backend=backend)
+        assert (df["incumbent_test_loss"] == df["incumbent_loss"] + 100.0).all(), backend
 
 
 def test_sleep_branin_hook_raises_instead_of_killing_the_driver(tmp_path: Path) -> None:
