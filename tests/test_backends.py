@@ -387,3 +387,21 @@ def test_a_live_benchmark_at_tiny_settings_runs_on_two_local_workers(tmp_path: P
     assert (df["end_time"] - df["start_time"]).max() < 5.0
     code, line = _replay(out)
     assert code == 0, line
+
+
+def test_the_workflow_runs_a_protocol_on_the_backend_its_config_names(tmp_path: Path) -> None:
+    pytest.importorskip("snakemake")
+    smoke = json.dumps([str(ROOT / "protocols" / "smoke.yaml")])
+
+    def dry(*config: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "-d",
+                               str(tmp_path), "-n", "-p", "smoke", "--cores", "4", "--config", f"protocols={smoke}",
+                               *config], capture_output=True, text=True, timeout=120)
+
+    local = dry("backend=local")
+    assert local.returncode == 0, local.stderr[-2000:]
+    commands = [line for line in local.stdout.splitlines() if "run-job" in line]
+    assert commands and all("--backend local" in line for line in commands)
+    bad = dry("backend=ray")
+    assert bad.returncode != 0
+    assert "--config backend=ray: must be one of simulated, local, dask" in bad.stdout + bad.stderr
