@@ -19,6 +19,11 @@
 #                 in a clone, benchsuite/protocols/ in an installed wheel)
 #   results       the folder that gets results/ and reports/ (absolute paths in every rule);
 #                 default: Snakemake's working directory (-d, else where it was started)
+#   backend       where each run evaluates: simulated | local | dask (default: each protocol's
+#                 `backend:`, else simulated). `--config backend=local` runs a live protocol's
+#                 workers as real processes, one GPU each when there are GPUs (README, "Backends");
+#                 a run job then takes as many cores as the protocol has workers
+#   scheduler     with backend=dask: a running dask scheduler's address (default: a LocalCluster per run)
 # Tables are read and built where benchsuite keeps them (benchsuite.paths.TABLES_DIR), never
 # relative to the working directory. Relative paths in --config are relative to the working directory.
 
@@ -65,6 +70,15 @@ def _out_pattern(path):
 
 RESULTS_DIR, REPORTS_DIR = _at("results"), _at("reports")
 
+from benchsuite.backends import BACKENDS
+
+BACKEND = None if config.get("backend") is None else str(config["backend"])
+SCHEDULER = None if config.get("scheduler") is None else str(config["scheduler"])
+if BACKEND is not None and BACKEND not in BACKENDS:
+    raise WorkflowError(f"--config backend={BACKEND}: must be one of {', '.join(BACKENDS)}")
+if SCHEDULER is not None and BACKEND != "dask":
+    raise WorkflowError("--config scheduler=... is for backend=dask; add --config backend=dask")
+
 _asked = config.get("protocols")
 if _asked is not None:  # protocols anywhere: only these are validated; `all` runs them all
     _files, _errors = protocol_files_of(_as_list(_asked))
@@ -100,6 +114,31 @@ def _job(wc):
 
 def _resource(name):
     return lambda wc: _job(wc)[0].job_resources(_job(wc)[1].benchmark)[name]
+
+
+def _backend(wc):
+    """The run's backend: --config backend=..., else its protocol's."""
+    return BACKEND or _job(wc)[0].backend
+
+
+def _backend_args(wc):
+    """run-job's backend options, quoted for the shell (none for the simulated default)."""
+    import shlex
+
+    args = [] if _backend(wc) == "simulated" else ["--backend", _backend(wc)]
+    return shlex.join(args + (["--scheduler", SCHEDULER] if SCHEDULER else []))
+
+
+def _threads(wc):
+    """Cores a run job takes: one, or one per worker process with the local backend."""
+    return _job(wc)[0].workers if _backend(wc) == "local" else 1
+
+
+def _gpus(wc):
+    """GPUs a run job takes: its protocol's (or 1 where the benchmark requires one); with the local backend a
+    run that uses GPUs takes one per worker (each worker process gets its own)."""
+    gpu = _resource("gpu")(wc)
+    return max(gpu, _job(wc)[0].workers) if gpu and _backend(wc) == "local" else gpu
 
 
 wildcard_constraints:
@@ -147,14 +186,15 @@ rule run:
     params:
         # the job by name: settings, budget and seed come from the protocol object in the job's process
         protocol=lambda wc: _job(wc)[0].path,
-    threads: 1
+        backend=_backend_args,
+    threads: _threads
     resources:
         mem_mb=_resource("mem_mb"),
         runtime=_resource("runtime"),
-        gpu=_resource("gpu"),
+        gpu=_gpus,
     shell:
         "{PY:q} -m benchsuite.cli run-job {params.protocol:q} {wildcards.benchmark:q} {wildcards.optimizer:q} "
-        "{wildcards.rep} --out {output:q} 2> {log:q}"
+        "{wildcards.rep} {params.backend} --out {output:q} 2> {log:q}"
 
 
 rule aggregate:

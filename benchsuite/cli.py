@@ -113,6 +113,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="where the first points come from: the optimizer's own random initial points (default) "
                         "or the benchmark's initial design (COMBO's binary problems with "
                         "instance_mode=combo_authors: the authors' 20 points of the run)")
+    r.add_argument("--backend", choices=("simulated", "local", "dask"), default="simulated",
+                   help="where evaluations run: simulated (default: one after another in this process, times on a "
+                        "simulated clock), local (--workers processes on this machine, one GPU each when there are "
+                        "GPUs) or dask (a dask LocalCluster, or --scheduler); real backends record wall-clock times")
+    r.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --backend dask: the address of a running dask scheduler (tcp://host:8786) instead of a "
+                        "LocalCluster")
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -134,6 +141,19 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("--print-command", action="store_true", help="print the equivalent `benchsuite run` and exit")
     j.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     j.add_argument("--pdb", action="store_true", help="as for `benchsuite run`")
+    j.add_argument("--backend", choices=("simulated", "local", "dask"),
+                   help="where evaluations run (default: the protocol's `backend:`, else simulated); the workflow "
+                        "passes `--config backend=local`")
+    j.add_argument("--scheduler", metavar="ADDRESS", help="with the dask backend: a running scheduler's address")
+
+    rp = sub.add_parser("replay", help="re-drive a run's optimizer with its recorded results; check it proposes the "
+                                       "same configurations",
+                        description="Replay a result file: a fresh optimizer (the run's settings and seed) is told the "
+                                    "recorded results in the recorded order (asks and tells as the run loop made them) "
+                                    "and must propose the recorded configurations. Exit 0 with a one-line summary when "
+                                    "every trial matches, 1 naming the first that differs. It checks that the "
+                                    "optimizer, not the timing of a real backend, made the decisions.")
+    rp.add_argument("result", help="a result file (CSV) of `benchsuite run`")
 
     e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
@@ -244,6 +264,10 @@ def _post_mortem(exc: BaseException) -> None:
     import pdb
 
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if exc.__traceback__ is None:  # raised in a worker process (--backend local/dask): no frame here to debug
+        print("benchsuite --pdb: the evaluation ran in a worker process; its traceback is above, there is no "
+              "frame to debug here (run it with --backend simulated to debug it)", file=sys.stderr, flush=True)
+        return
     print("benchsuite --pdb: post-mortem debugging; `c` or `q` leaves the debugger", file=sys.stderr, flush=True)
     pdb.post_mortem(exc.__traceback__)
 
@@ -283,7 +307,7 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
     proto = load_protocol(path)
     job = proto.job(args.benchmark_label, args.optimizer_label, args.repetition)
     if args.print_command:
-        print(shlex.join(proto.command(job, out=args.out)))
+        print(shlex.join(proto.command(job, out=args.out, backend=args.backend, scheduler=args.scheduler)))
         return 0
     if not args.out:
         raise UsageError("run-job: give --out FILE (or --print-command)")
@@ -293,7 +317,8 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
         benchmark=job.benchmark.name, optimizer=job.optimizer.name, seed=job.seed, budget_evals=budget.evaluations,
         budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
         no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
-        initial_design=job.optimizer.initial_design)
+        initial_design=job.optimizer.initial_design, backend=args.backend or proto.backend,
+        scheduler=args.scheduler)
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -313,6 +338,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
     tty = sys.stderr.isatty()
     started = time.monotonic()
     last_line = [started]
+    clock_name = "simulated clock" if args.backend == "simulated" else f"{args.backend} backend, wall clock"
 
     def progress(n: int, clock: float) -> None:
         if args.quiet:
@@ -322,7 +348,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
             if now - last_line[0] >= 30.0 or (args.budget_evals and n >= args.budget_evals):
                 last_line[0] = now
                 total = f"/{args.budget_evals}" if args.budget_evals else ""
-                print(f"{args.optimizer} on {args.benchmark}: {n}{total} trials, simulated clock {clock:,.0f} s, "
+                print(f"{args.optimizer} on {args.benchmark}: {n}{total} trials, {clock_name} {clock:,.0f} s, "
                       f"{now - started:,.0f} s elapsed", file=sys.stderr, flush=True)
             return
         if not bars:
@@ -370,7 +396,8 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 optimizer_settings=opt_settings, benchmark_settings=bench_settings,
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
                                 progress=progress, on_failure=on_failure, guard=guard,
-                                initial_design=args.initial_design)
+                                initial_design=args.initial_design, backend=args.backend,
+                                scheduler=args.scheduler)
     finally:
         for bar in bars:
             bar.close()
@@ -414,6 +441,15 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
     print(to_json({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed, "info": dict(result.info)}))
     return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    """``benchsuite replay RESULT``: exit 0 and one line when the optimizer proposes the recorded configurations."""
+    from .replay import replay
+
+    outcome = replay(args.result)
+    print(outcome.summary)
+    return 0 if outcome.ok else 1
 
 
 def _cmd_list() -> int:
@@ -498,6 +534,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_run_job(args)
     if args.command == "evaluate":
         return _cmd_evaluate(args)
+    if args.command == "replay":
+        return _cmd_replay(args)
     if args.command == "list":
         return _cmd_list()
     if args.command == "describe":
@@ -517,7 +555,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 #: under the same seed (measured: two `run -o smac` differed from the 21st trial on; with
 #: PYTHONHASHSEED=0 they are identical). These commands run with PYTHONHASHSEED=0 (re-executed once
 #: when it is unset); provenance records the value.
-_HASH_STABLE_COMMANDS = ("run", "run-job")
+_HASH_STABLE_COMMANDS = ("run", "run-job", "replay")
 
 
 def _hash_stable_reexec(argv: list[str]) -> None:

@@ -68,6 +68,11 @@ class MissingExtraError(BenchsuiteError, ImportError):
     """An optional dependency that is not installed; the message names the pip extra that installs it."""
 
 
+class BackendError(BenchsuiteError):
+    """An execution backend that cannot start or lost every worker (a dask scheduler that does not answer,
+    worker processes that die as they start)."""
+
+
 class PluginError(BenchsuiteError):
     """A plugin that broke its contract (for example, asked for an invalid configuration)."""
 

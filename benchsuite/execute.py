@@ -3,7 +3,8 @@
 ``benchsuite run`` and :func:`benchsuite.api.run` both call :func:`execute_run`; the event loop
 itself is :func:`benchsuite.runner.run`. The order of checks is the command line's: the output
 path (writable, then locked for the whole run), the budget, the optimizer's name, the benchmark
-(its name, settings and construction); only then does anything run. With ``out`` the result file
+(its name, settings and construction); only then does anything run. The backend
+(:mod:`benchsuite.backends`) is checked with the budget. With ``out`` the result file
 is written atomically; without it, nothing touches the disk and the caller gets the file's text.
 """
 from __future__ import annotations
@@ -68,12 +69,15 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 extra_provenance: Mapping[str, Any] | None = None, out: str | Path | None = None,
                 progress: ProgressFn | None = None,
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
-                guard: Guard | None = None, initial_design: str = "optimizer") -> tuple[RunOutput, str]:
+                guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
+                scheduler: str | None = None) -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and its result file's text.
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
     sees each evaluation that raised (the run records it as a failed trial and goes on);
-    ``initial_design`` is :func:`benchsuite.runner.run`'s.
+    ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``) and ``scheduler`` (a dask
+    scheduler's address) are :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
+    before the benchmark is built.
     """
     from .locks import OutputLock
     from .results import check_writable, format_result, write_result_text
@@ -83,6 +87,10 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
     target = check_writable(out) if out is not None else None
     with OutputLock(target) if target is not None else contextlib.nullcontext():
         check_budget(budget_evals, budget_seconds)
+        if backend != "simulated" or scheduler is not None:
+            from .backends import check_backend
+
+            check_backend(backend, workers, scheduler)
         opt_cls = resolve_optimizer(optimizer)
         with guard(f"benchmark {_name(benchmark)!r}"):
             bench = resolve_benchmark(benchmark, benchmark_settings)
@@ -92,7 +100,8 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                          workers=workers, optimizer_settings=dict(optimizer_settings or {}),
                          include_overhead=include_overhead, progress=progress,
                          extra_provenance=dict(extra_provenance) if extra_provenance else None,
-                         on_failure=failure_hook, initial_design=initial_design)
+                         on_failure=failure_hook, initial_design=initial_design, backend=backend,
+                         scheduler=scheduler)
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)

@@ -26,6 +26,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "workflow": ("snakemake",),
     "smac": ("smac", "ConfigSpace"),
     "tpe": ("optuna",),
+    "dask": ("dask", "distributed"),
 }
 
 #: top-level module -> the extra that installs it

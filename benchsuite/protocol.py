@@ -19,6 +19,7 @@ how often, with what budget, and what the report shows::
     repetitions: 10
     budget: {evaluations: 50, seconds: 3600}    # at least one of the two
     workers: 1                       # asynchronous workers (default 1)
+    backend: simulated               # where evaluations run: simulated (default) | local | dask
     include_overhead: true           # optimizer overhead on the clock (default true)
     quantity: incumbent_test_loss    # incumbent_loss | incumbent_test_loss | regret
     plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
@@ -70,7 +71,7 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
-             "workers", "include_overhead", "quantity", "plots", "table", "resources", "published")
+             "workers", "backend", "include_overhead", "quantity", "plots", "table", "resources", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings", "initial_design")
@@ -196,6 +197,8 @@ class Protocol:
     skipped: tuple[tuple[str, str], ...] = field(default=())  # (optimizer label, why it is unavailable)
     text: str = ""  # the file's text, for the report's provenance
     published: Any = None  # the paper's numbers (benchsuite.published.Published), from `published:`
+    #: where the runs evaluate (benchsuite.backends): `snakemake --config backend=local` overrides it
+    backend: str = "simulated"
 
     def jobs(self) -> list[Job]:
         """Every run of the protocol, benchmark-major, in a stable order."""
@@ -216,8 +219,10 @@ class Protocol:
         """Result files of every run."""
         return [j.result_path for j in self.jobs()]
 
-    def command(self, job: Job, out: str | None = None, exe: Sequence[str] = ("benchsuite",)) -> list[str]:
-        """The ``benchsuite run`` argv for ``job`` (``--out`` appended when ``out`` is given).
+    def command(self, job: Job, out: str | None = None, exe: Sequence[str] = ("benchsuite",),
+                backend: str | None = None, scheduler: str | None = None) -> list[str]:
+        """The ``benchsuite run`` argv for ``job`` (``--out`` appended when ``out`` is given; ``backend`` and
+        ``scheduler`` override the protocol's backend, as ``--config backend=...`` does).
 
         Not ``--quiet``: the workflow sends stderr to the run's log, which then gets a progress
         line every 30 s (``tail -f results/<protocol>/<benchmark>/<optimizer>/repNNN.log``)."""
@@ -231,6 +236,11 @@ class Protocol:
             argv += ["--initial-design", job.optimizer.initial_design]
         if not self.include_overhead:
             argv.append("--no-overhead")
+        backend = backend or self.backend
+        if backend != "simulated":  # the simulated default adds nothing: earlier command lines are unchanged
+            argv += ["--backend", backend]
+        if scheduler:
+            argv += ["--scheduler", scheduler]
         for k, v in (("protocol", self.name), ("benchmark_label", job.benchmark.label),
                      ("optimizer_label", job.optimizer.label), ("repetition", job.repetition)):
             argv += ["--meta", f"{k}={v}"]
@@ -568,6 +578,9 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
 
     reps = c.within("repetitions", raw["repetitions"], Interval(int, 1, MAX_REPETITIONS))
     workers = c.within("workers", raw.get("workers", 1), Interval(int, 1, MAX_WORKERS))
+    from .backends import BACKENDS
+
+    backend = c.choice("backend", raw.get("backend", "simulated"), BACKENDS)
     overhead = raw.get("include_overhead", True)
     if not isinstance(overhead, bool):
         raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")
@@ -605,7 +618,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     published = parse_published(c, raw.get("published"), [b.label for b in benchmarks],
                                 [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
-                    resources, description.strip(), paper, skipped, text, published)
+                    resources, description.strip(), paper, skipped, text, published, backend)
 
 
 def _read_text(p: Path, what: str) -> str:

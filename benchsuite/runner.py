@@ -11,11 +11,18 @@ ending trial is told next. Evaluations run eagerly in the order trials start; on
 Budgets: ``budget_evals`` caps the number of trials started; ``budget_seconds`` stops
 starting trials at that simulated time (trials already running finish and are recorded;
 analysis cuts curves at the budget). Either or both may be given.
+
+Backends (issue 28, :mod:`benchsuite.backends`): this loop is the ``simulated`` backend, the default.
+With ``backend="local"`` or ``"dask"`` the same asks and tells drive evaluations in worker processes
+(:func:`_run_real`): trials really overlap, and the result file's times are wall-clock seconds since
+the run started, in the same columns, so analysis and figures apply unchanged.
 """
 from __future__ import annotations
 
 import heapq
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -98,6 +105,67 @@ def benchmark_design(benchmark: Benchmark, optimizer_cls: type[Optimizer], initi
                           f"{exc}") from None
 
 
+RowFn = Callable[[Trial, Result, Any, float, float, float, float, float], dict[str, Any]]
+
+
+def _row_maker(benchmark: Benchmark) -> RowFn:
+    """``record(trial, result, incumbent, ask, start, end, told, overhead)``: the result-file row of a told trial
+    (every loop's: the incumbent's losses kept per configuration, its JSON text and test loss memoised)."""
+    space = benchmark.space
+    inc_text: dict[Any, str] = {}  # incumbent key -> its JSON text (the test loss: benchmark.memo_test_loss)
+    best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
+    fid_axis = benchmark.fidelity
+    last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
+
+    def record(trial: Trial, result: Result, incumbent: Any, t_ask: float, start: float, end: float, told: float,
+               overhead: float) -> dict[str, Any]:
+        if not result.failed:
+            key = space.key(trial.config)
+            rank = (int(fid_axis is None or fid_axis.is_full(trial.fidelity)), -result.loss)
+            old = best_loss.get(key)
+            if old is None or rank > (old[0], -old[1]):
+                best_loss[key] = (rank[0], result.loss)
+        inc_json = inc_loss = inc_test = None
+        if incumbent is not None:
+            if incumbent is not last_incumbent[0]:  # most tells leave the incumbent unchanged
+                last_incumbent[:] = [incumbent, space.key(space.validate(incumbent))]
+            ikey = last_incumbent[1]
+            inc_loss = best_loss.get(ikey, (0, math.nan))[1]
+            if ikey not in inc_text:
+                inc_text[ikey] = space.to_json(incumbent)
+            inc_json = inc_text[ikey]
+            inc_test = benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))
+        info = {**trial.info, **result.info}  # trial.info is the suggestion's info
+        return {
+            "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
+            "config": space.to_json(trial.config), "fidelity": trial.fidelity,
+            "ask_time": t_ask, "start_time": start, "end_time": end, "told_time": told,
+            "loss": float(result.loss), "cost_s": float(result.cost_s), "overhead_s": overhead,
+            "incumbent": inc_json, "incumbent_loss": inc_loss, "incumbent_test_loss": inc_test,
+            "info": info,
+        }
+
+    return record
+
+
+def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial]
+           ) -> tuple[Suggestion, Any, Any, float]:
+    """``opt.ask(pending)`` checked: the one place every plugin's ask is called, for every backend (the
+    suggestion, its canonical config and fidelity, and the seconds ``ask`` itself took)."""
+    t0 = time.perf_counter()
+    suggestion = opt.ask(tuple(pending.values()))
+    ask_s = time.perf_counter() - t0
+    if not isinstance(suggestion, Suggestion):
+        raise PluginError(f"optimizer {opt.name or type(opt).__name__!r}: ask must return a Suggestion "
+                          f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
+                          f"{shorten(repr(suggestion), 80)} of type {type(suggestion).__name__}")
+    try:
+        config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
+    except InvalidConfigError as exc:
+        raise PluginError(f"optimizer {opt.name!r} asked for an invalid configuration: {exc}") from None
+    return suggestion, config, fid, ask_s
+
+
 def run(
     benchmark: Benchmark,
     optimizer_cls: type[Optimizer],
@@ -112,6 +180,8 @@ def run(
     extra_provenance: Mapping[str, Any] | None = None,
     on_failure: Callable[[Trial, Exception], None] | None = None,
     initial_design: str = "optimizer",
+    backend: str = "simulated",
+    scheduler: str | None = None,
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
@@ -122,10 +192,18 @@ def run(
     ``initial_design="benchmark"`` hands the benchmark's initial design
     (:meth:`Benchmark.initial_design`, e.g. the COMBO authors' 20 points of a run) to the optimizer,
     which evaluates it first in place of its own random initial points; the default
-    ``"optimizer"`` lets the optimizer draw its own."""
+    ``"optimizer"`` lets the optimizer draw its own.
+
+    ``backend`` is where evaluations run (:mod:`benchsuite.backends`): ``"simulated"`` (this loop, the
+    default), ``"local"`` (``workers`` processes here) or ``"dask"`` (a dask LocalCluster, or the scheduler
+    at ``scheduler``); the real backends' times are wall-clock seconds since the run started."""
     check_budget(budget_evals, budget_seconds)
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
+    if backend != "simulated" or scheduler is not None:
+        from .backends import check_backend
+
+        check_backend(backend, workers, scheduler)
     if int(seed) != seed or seed < 0:
         raise BudgetError(f"seed must be a non-negative integer, got {seed}")
     optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
@@ -133,8 +211,12 @@ def run(
     design = benchmark_design(benchmark, optimizer_cls, initial_design)
     opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), initial_design=design,
                         **dict(optimizer_settings or {}))
+    if backend != "simulated":
+        return _run_real(benchmark, opt, backend=backend, scheduler=scheduler, seed=seed, budget_evals=budget_evals,
+                         budget_seconds=budget_seconds, workers=workers, include_overhead=include_overhead,
+                         progress=progress, extra_provenance=extra_provenance, on_failure=on_failure,
+                         initial_design=initial_design)
 
-    space = benchmark.space
     heap: list[tuple[float, int, Trial, Result, float, float]] = []
     worker_free = [0.0] * workers
     free_workers = list(range(workers))
@@ -142,10 +224,7 @@ def run(
     pending: dict[int, Trial] = {}
     n_started = 0
     rows: list[dict[str, Any]] = []
-    inc_text: dict[Any, str] = {}  # incumbent key -> its JSON text (the test loss: benchmark.memo_test_loss)
-    best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
-    fid_axis = benchmark.fidelity
-    last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
+    record = _row_maker(benchmark)
     valid_costs = [0.0, 0]  # sum and count of the valid costs reported so far
 
     def can_start(t: float) -> bool:
@@ -161,17 +240,7 @@ def run(
             if not can_start(t_ask):
                 break
             free_workers.pop(0)
-            t0 = time.perf_counter()
-            suggestion = opt.ask(tuple(pending.values()))
-            ask_s = time.perf_counter() - t0
-            if not isinstance(suggestion, Suggestion):  # the one place every plugin's ask is called
-                raise PluginError(f"optimizer {opt.name or type(opt).__name__!r}: ask must return a Suggestion "
-                                  f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
-                                  f"{shorten(repr(suggestion), 80)} of type {type(suggestion).__name__}")
-            try:
-                config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
-            except InvalidConfigError as exc:
-                raise PluginError(f"optimizer {opt.name!r} asked for an invalid configuration: {exc}") from None
+            suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
             trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
             n_started += 1
             start = t_ask + (ask_s if include_overhead else 0.0)
@@ -208,31 +277,8 @@ def run(
         free_workers.append(trial.worker)
         free_workers.sort()
 
-        if not result.failed:
-            key = space.key(trial.config)
-            rank = (int(fid_axis is None or fid_axis.is_full(trial.fidelity)), -result.loss)
-            old = best_loss.get(key)
-            if old is None or rank > (old[0], -old[1]):
-                best_loss[key] = (rank[0], result.loss)
-        inc_json = inc_loss = inc_test = None
-        if incumbent is not None:
-            if incumbent is not last_incumbent[0]:  # most tells leave the incumbent unchanged
-                last_incumbent[:] = [incumbent, space.key(space.validate(incumbent))]
-            ikey = last_incumbent[1]
-            inc_loss = best_loss.get(ikey, (0, math.nan))[1]
-            if ikey not in inc_text:
-                inc_text[ikey] = space.to_json(incumbent)
-            inc_json = inc_text[ikey]
-            inc_test = benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))
-        info = {**trial.info, **result.info}  # trial.info is the suggestion's info
-        rows.append({
-            "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
-            "config": space.to_json(trial.config), "fidelity": trial.fidelity,
-            "ask_time": t_ask, "start_time": end - max(0.0, float(result.cost_s)), "end_time": end, "told_time": told,
-            "loss": float(result.loss), "cost_s": float(result.cost_s), "overhead_s": ask_s + tell_s,
-            "incumbent": inc_json, "incumbent_loss": inc_loss, "incumbent_test_loss": inc_test,
-            "info": info,
-        })
+        rows.append(record(trial, result, incumbent, t_ask, end - max(0.0, float(result.cost_s)), end, told,
+                           ask_s + tell_s))
         if progress is not None:
             progress(len(rows), told)
 
@@ -243,3 +289,106 @@ def run(
                                 budget_seconds=budget_seconds, include_overhead=include_overhead,
                                 n_trials=len(rows), extra=extra or None)
     return RunOutput(rows, provenance, opt)
+
+
+def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: str | None, seed: int,
+              budget_evals: int | None, budget_seconds: float | None, workers: int, include_overhead: bool,
+              progress: ProgressFn | None, extra_provenance: Mapping[str, Any] | None,
+              on_failure: Callable[[Trial, Exception], None] | None, initial_design: str) -> RunOutput:
+    """The run loop of the real backends: the same asks and tells, evaluations in worker processes, real time.
+
+    A free worker slot asks at once (in slot order) while the budget allows; each completion is told as it
+    arrives, then the slot it freed asks. So after the first ``workers`` asks every ask follows the tell of
+    the previous trial on its slot: the order ``benchsuite replay`` re-drives the optimizer in. Times are
+    ``time.perf_counter()`` seconds since the workers were ready; ``budget_seconds`` stops starting trials
+    at that wall-clock time."""
+    from .backends import POLL_S, BenchmarkSpec, make_backend, merge_test_losses
+
+    spec = BenchmarkSpec.of(benchmark)
+    pool = make_backend(backend, workers, scheduler)
+    rows: list[dict[str, Any]] = []
+    record = _row_maker(benchmark)
+    valid_costs = [0.0, 0]
+    pending: dict[int, Trial] = {}
+    running: dict[int, tuple[Trial, float, float, float]] = {}  # trial id -> (trial, ask, start, ask seconds)
+    free = list(range(workers))
+    n_started = 0
+    previous = _stop_on_sigterm()
+    try:
+        pool.start(spec)
+        t0 = time.perf_counter()
+
+        def can_start() -> bool:
+            if budget_evals is not None and n_started >= budget_evals:
+                return False
+            return budget_seconds is None or time.perf_counter() - t0 < budget_seconds
+
+        def ask_free() -> None:
+            nonlocal n_started
+            while free and can_start():
+                w = free.pop(0)
+                t_ask = time.perf_counter() - t0
+                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
+                trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
+                n_started += 1
+                pending[trial.id] = trial
+                start = time.perf_counter() - t0
+                pool.submit(w, trial.id, config, fid, evaluation_seed(seed, trial.id))
+                running[trial.id] = (trial, t_ask, start, ask_s)
+
+        ask_free()
+        while running:
+            for done in pool.wait(POLL_S):
+                trial, t_ask, start, ask_s = running.pop(done.trial_id)
+                del pending[trial.id]
+                end = done.received - t0
+                result = done.result
+                merge_test_losses(benchmark, done.test_losses)
+                if not result.failed and not math.isfinite(result.loss):
+                    result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
+                if done.error is not None and on_failure is not None:
+                    on_failure(trial, done.error)
+                checked = checked_cost(result, valid_costs[0] / valid_costs[1] if valid_costs[1] else None)
+                if checked is result:
+                    valid_costs[0] += float(result.cost_s)
+                    valid_costs[1] += 1
+                result = checked
+                t1 = time.perf_counter()
+                opt.tell(trial, result)
+                incumbent = opt.recommend()
+                tell_s = time.perf_counter() - t1
+                told = time.perf_counter() - t0
+                rows.append(record(trial, result, incumbent, t_ask, start, end, told, ask_s + tell_s))
+                if progress is not None:
+                    progress(len(rows), told)
+                if pool.usable(trial.worker):
+                    free.append(trial.worker)
+                    free.sort()
+                ask_free()
+        described = pool.describe()
+    finally:
+        pool.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    extra = dict(extra_provenance or {})
+    if initial_design != "optimizer":
+        extra["initial_design"] = initial_design
+    if not include_overhead:  # wall-clock time holds the optimizer's overhead whatever was asked
+        described["include_overhead_requested"] = False
+    extra["backend"] = described
+    provenance = run_provenance(benchmark, opt, seed=seed, workers=workers, budget_evals=budget_evals,
+                                budget_seconds=budget_seconds, include_overhead=True,
+                                n_trials=len(rows), extra=extra)
+    return RunOutput(rows, provenance, opt)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _stop_on_sigterm() -> Any:
+    """While a real backend runs, SIGTERM (a scheduler cancelling the job) stops the workers as Ctrl-C does;
+    returns the handler to restore (None when not in the main thread, where no handler can be installed)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)

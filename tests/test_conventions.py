@@ -20,7 +20,8 @@ from benchsuite.version import __version__
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: the optional packages a core install lacks (import names), and what else must not load on core commands
-HEAVY = ("torch", "ot", "emcee", "sklearn", "snakemake", "matplotlib", "optuna", "smac", "ConfigSpace", "seaborn")
+HEAVY = ("torch", "ot", "emcee", "sklearn", "snakemake", "matplotlib", "optuna", "smac", "ConfigSpace", "seaborn",
+         "dask", "distributed")
 
 
 def bs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
