@@ -52,7 +52,7 @@ def test_the_core_dependencies_are_only_what_tables_and_synthetic_benchmarks_nee
     listed = set(re.search(r"\[(.*)\]", all_req).group(1).split(","))
     assert listed == set(extra) - {"test", "all"}
     # every optional module the registry can name is installed by the extra it names
-    pip_name = {"ot": "pot", "sklearn": "scikit-learn"}
+    pip_name = {"ot": "pot", "sklearn": "scikit-learn", "scikit_posthocs": "scikit-posthocs"}
     for module, name in extras.MODULE_EXTRA.items():
         assert pip_name.get(module, module).lower() in extra[name], (module, name)
 
