@@ -188,6 +188,17 @@ class Benchmark(ABC):
         """Facts to store with results (for example a table's sha256)."""
         return {}
 
+    def nominal_cost(self, config: Any, fidelity: float | None) -> float | None:
+        """A deterministic model of an evaluation's cost in seconds, or ``None`` when the benchmark has none.
+
+        ``clock="nominal"`` runs (the protocols' default for live benchmarks with such a model) put this on
+        the simulated clock instead of the measured ``cost_s``, so that which trial completes first, and so
+        every later decision with several workers, does not depend on the machine's timing (issue 26 item 6).
+        Benchmarks whose reported costs are already deterministic (tables, surrogates, synthetic functions)
+        need none.
+        """
+        return None
+
     def initial_design(self) -> list[Any] | None:
         """The initial configurations this benchmark's paper starts every method from, or ``None``.
 

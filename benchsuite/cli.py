@@ -113,6 +113,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="where the first points come from: the optimizer's own random initial points (default) "
                         "or the benchmark's initial design (COMBO's binary problems with "
                         "instance_mode=combo_authors: the authors' 20 points of the run)")
+    r.add_argument("--clock", choices=("measured", "nominal"), default="measured",
+                   help="what the simulated clock runs on: the measured costs (default) or the benchmark's "
+                        "deterministic cost model (live benchmarks), so that a seeded run with several workers "
+                        "makes the same decisions on any machine; measured seconds stay in cost_s")
     r.add_argument("--backend", choices=("simulated", "local", "dask"), default="simulated",
                    help="where evaluations run: simulated (default: one after another in this process, times on a "
                         "simulated clock), local (--workers processes on this machine, one GPU each when there are "
@@ -318,7 +322,7 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
         budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
         no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
         initial_design=job.optimizer.initial_design, backend=args.backend or proto.backend,
-        scheduler=args.scheduler)
+        scheduler=args.scheduler, clock=proto.clock_for(job, args.backend))
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -397,7 +401,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
                                 progress=progress, on_failure=on_failure, guard=guard,
                                 initial_design=args.initial_design, backend=args.backend,
-                                scheduler=args.scheduler)
+                                scheduler=args.scheduler, clock=args.clock)
     finally:
         for bar in bars:
             bar.close()

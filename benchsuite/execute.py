@@ -70,13 +70,13 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 progress: ProgressFn | None = None,
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
                 guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
-                scheduler: str | None = None) -> tuple[RunOutput, str]:
+                scheduler: str | None = None, clock: str = "measured") -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and its result file's text.
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
     sees each evaluation that raised (the run records it as a failed trial and goes on);
-    ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``) and ``scheduler`` (a dask
-    scheduler's address) are :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
+    ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``), ``scheduler`` (a dask
+    scheduler's address) and ``clock`` (``measured``, ``nominal``) are :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
     before the benchmark is built.
     """
     from .locks import OutputLock
@@ -100,7 +100,7 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                          workers=workers, optimizer_settings=dict(optimizer_settings or {}),
                          include_overhead=include_overhead, progress=progress,
                          extra_provenance=dict(extra_provenance) if extra_provenance else None,
-                         on_failure=failure_hook, initial_design=initial_design, backend=backend,
+                         on_failure=failure_hook, initial_design=initial_design, backend=backend, clock=clock,
                          scheduler=scheduler)
         text = format_result(output.rows, output.provenance)
         if target is not None:

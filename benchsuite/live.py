@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # torch-heavy modules are imported when the first network tra
     from .training import TrainOutcome, TrainSettings
 
 TEST_SEED = 0  # seed of the test-loss training (fixed: test_loss is a function of the configuration)
+#: parameter-example updates per nominal second of :meth:`LiveTrainingBenchmark.nominal_cost` (the order of a
+#: CPU core's rate for small networks; only ratios between trials matter for the completion order)
+NOMINAL_RATE = 1e8
 
 # the CIFAR-10 benchmarks' test-set size and subset seed, alike in all of them
 CIFAR_TEST_SETTINGS = {
@@ -46,6 +49,7 @@ class LiveTrainingBenchmark(Benchmark):
 
     def __init__(self, **settings: Any):
         self._splits: ArraySplits | None = None
+        self._param_counts: dict[Any, int] = {}  # nominal_cost's parameter count per configuration
         super().__init__(**settings)
 
     # -- to fill in ---------------------------------------------------------------------------------
@@ -96,6 +100,24 @@ class LiveTrainingBenchmark(Benchmark):
 
         data = self.splits()
         return train(self.builder(config, data), data, self.train_settings(n, eval_test), int(seed))
+
+    # -- the nominal clock ----------------------------------------------------------------------------
+    def nominal_cost(self, config: Any, fidelity: float | None) -> float:
+        """Training units x training examples x trainable parameters / :data:`NOMINAL_RATE`: the cost model of
+        ``clock="nominal"`` (deterministic: the network is built, never trained, for its parameter count).
+
+        A model of the work, not of any machine: it orders completions by how much training each trial
+        asked for (fidelity) and how big its network is, which is what measured seconds mostly reflect.
+        """
+        from .training import count_parameters
+
+        data = self.splits()
+        n = self._rounded(fidelity)
+        key = self.test_key(config)
+        if key not in self._param_counts:
+            self._param_counts[key] = count_parameters(self.builder(config, data)())
+        params = self._param_counts[key]
+        return float(n) * float(len(data.y_train)) * float(max(params, 1)) / NOMINAL_RATE
 
     # -- test loss ------------------------------------------------------------------------------------
     def test_loss(self, config: Any) -> float:

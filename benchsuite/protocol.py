@@ -20,6 +20,8 @@ how often, with what budget, and what the report shows::
     budget: {evaluations: 50, seconds: 3600}    # at least one of the two
     workers: 1                       # asynchronous workers (default 1)
     backend: simulated               # where evaluations run: simulated (default) | local | dask
+    clock: auto                      # simulated clock: auto (default: nominal for live benchmarks with a
+                                     # cost model, else measured) | measured | nominal (Benchmark.nominal_cost)
     include_overhead: true           # optimizer overhead on the clock (default true)
     quantity: incumbent_test_loss    # incumbent_loss | incumbent_test_loss | regret
     plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
@@ -71,7 +73,7 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
-             "workers", "backend", "include_overhead", "quantity", "plots", "table", "resources", "published")
+             "workers", "backend", "clock", "include_overhead", "quantity", "plots", "table", "resources", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings", "initial_design")
@@ -199,6 +201,23 @@ class Protocol:
     published: Any = None  # the paper's numbers (benchsuite.published.Published), from `published:`
     #: where the runs evaluate (benchsuite.backends): `snakemake --config backend=local` overrides it
     backend: str = "simulated"
+    #: what the simulated clock runs on: auto | measured | nominal (see :meth:`clock_for`)
+    clock: str = "auto"
+
+    def clock_for(self, job: Job, backend: str | None = None) -> str:
+        """The clock of ``job``'s run: ``measured`` on a real backend; with ``clock: auto`` ``nominal`` for a live
+        benchmark that has a cost model (:meth:`Benchmark.nominal_cost`, issue 26 item 6: seeded live runs with
+        several workers then decide alike on any machine), else ``measured``; otherwise the protocol's choice."""
+        if (backend or self.backend) != "simulated":
+            return "measured"
+        if self.clock != "auto":
+            return self.clock
+        from . import registry
+        from .benchmark import Benchmark
+
+        cls = registry.get_benchmark(job.benchmark.name)
+        live = getattr(cls, "kind", "") == "live" and getattr(cls, "nominal_cost", None) is not Benchmark.nominal_cost
+        return "nominal" if live else "measured"
 
     def jobs(self) -> list[Job]:
         """Every run of the protocol, benchmark-major, in a stable order."""
@@ -241,6 +260,8 @@ class Protocol:
             argv += ["--backend", backend]
         if scheduler:
             argv += ["--scheduler", scheduler]
+        if self.clock_for(job, backend) != "measured":
+            argv += ["--clock", self.clock_for(job, backend)]
         for k, v in (("protocol", self.name), ("benchmark_label", job.benchmark.label),
                      ("optimizer_label", job.optimizer.label), ("repetition", job.repetition)):
             argv += ["--meta", f"{k}={v}"]
@@ -581,6 +602,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     from .backends import BACKENDS
 
     backend = c.choice("backend", raw.get("backend", "simulated"), BACKENDS)
+    clock = c.choice("clock", raw.get("clock", "auto"), ("auto", "measured", "nominal"))
     overhead = raw.get("include_overhead", True)
     if not isinstance(overhead, bool):
         raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")
@@ -618,7 +640,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     published = parse_published(c, raw.get("published"), [b.label for b in benchmarks],
                                 [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
-                    resources, description.strip(), paper, skipped, text, published, backend)
+                    resources, description.strip(), paper, skipped, text, published, backend, clock)
 
 
 def _read_text(p: Path, what: str) -> str:

@@ -105,6 +105,33 @@ def benchmark_design(benchmark: Benchmark, optimizer_cls: type[Optimizer], initi
                           f"{exc}") from None
 
 
+CLOCKS = ("measured", "nominal")
+
+
+def nominal_clock(benchmark: Benchmark, clock: str, backend: str) -> Callable[[Any, Any], float] | None:
+    """The cost function the simulated clock runs on: ``None`` for the measured costs, else a checked
+    :meth:`Benchmark.nominal_cost`. Refused where it cannot apply (no model; a real backend's clock is real)."""
+    if clock not in CLOCKS:
+        raise InvalidSettingError(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+    if clock == "measured":
+        return None
+    if backend != "simulated":
+        raise InvalidSettingError(f"clock=nominal is for the simulated backend; the {backend} backend's clock is "
+                                  "real time (drop --clock nominal or use --backend simulated)")
+    if type(benchmark).nominal_cost is Benchmark.nominal_cost:
+        raise InvalidSettingError(f"benchmark {benchmark.name!r} has no nominal cost model (clock=nominal is for live "
+                                  "benchmarks; its reported costs are used as they are): drop --clock nominal")
+
+    def cost(config: Any, fidelity: Any) -> float:
+        value = benchmark.nominal_cost(config, fidelity)
+        if value is None or not (math.isfinite(value) and value >= 0):
+            raise PluginError(f"benchmark {benchmark.name!r}: nominal_cost returned {value!r}; it must be a finite "
+                              "number >= 0")
+        return float(value)
+
+    return cost
+
+
 RowFn = Callable[[Trial, Result, Any, float, float, float, float, float], dict[str, Any]]
 
 
@@ -182,6 +209,7 @@ def run(
     initial_design: str = "optimizer",
     backend: str = "simulated",
     scheduler: str | None = None,
+    clock: str = "measured",
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
@@ -193,6 +221,12 @@ def run(
     (:meth:`Benchmark.initial_design`, e.g. the COMBO authors' 20 points of a run) to the optimizer,
     which evaluates it first in place of its own random initial points; the default
     ``"optimizer"`` lets the optimizer draw its own.
+
+    ``clock="nominal"`` puts the benchmark's deterministic cost model (:meth:`Benchmark.nominal_cost`) on the
+    simulated clock instead of the measured ``cost_s`` (which the rows still record), so that a seeded run with
+    several workers completes its trials in the same order, and makes the same decisions, on any machine
+    (issue 26 item 6); the rows' times are then nominal seconds, the optimizer's overhead stays off the clock
+    (recorded in ``overhead_s``, as with ``include_overhead=False``) and each row's ``info`` has ``nominal_cost_s``.
 
     ``backend`` is where evaluations run (:mod:`benchsuite.backends`): ``"simulated"`` (this loop, the
     default), ``"local"`` (``workers`` processes here) or ``"dask"`` (a dask LocalCluster, or the scheduler
@@ -208,6 +242,9 @@ def run(
         raise BudgetError(f"seed must be a non-negative integer, got {seed}")
     optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
     benchmark.prepare()  # a missing data file is an error now, not a failed trial each time
+    nominal = nominal_clock(benchmark, clock, backend)
+    if nominal is not None:  # measured ask/tell seconds on the clock would bring the machine's timing back
+        include_overhead = False
     design = benchmark_design(benchmark, optimizer_cls, initial_design)
     opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), initial_design=design,
                         **dict(optimizer_settings or {}))
@@ -260,11 +297,12 @@ def run(
                 valid_costs[1] += 1
             result = checked
             pending[trial.id] = trial
-            end = start + max(0.0, float(result.cost_s))
-            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s))
+            on_clock = max(0.0, float(result.cost_s)) if nominal is None else nominal(config, fid)
+            end = start + on_clock
+            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, on_clock))
         if not heap:
             break
-        end, _, trial, result, t_ask, ask_s = heapq.heappop(heap)
+        end, _, trial, result, t_ask, ask_s, on_clock = heapq.heappop(heap)
         del pending[trial.id]
         t_tell = max(end, opt_free)
         t0 = time.perf_counter()
@@ -277,14 +315,18 @@ def run(
         free_workers.append(trial.worker)
         free_workers.sort()
 
-        rows.append(record(trial, result, incumbent, t_ask, end - max(0.0, float(result.cost_s)), end, told,
-                           ask_s + tell_s))
+        row = record(trial, result, incumbent, t_ask, end - on_clock, end, told, ask_s + tell_s)
+        if nominal is not None:
+            row["info"] = {**row["info"], "nominal_cost_s": on_clock}
+        rows.append(row)
         if progress is not None:
             progress(len(rows), told)
 
     extra = dict(extra_provenance or {})
     if initial_design != "optimizer":  # recorded only when used, so other runs' files are unchanged
         extra["initial_design"] = initial_design
+    if clock != "measured":
+        extra["clock"] = clock
     provenance = run_provenance(benchmark, opt, seed=seed, workers=workers, budget_evals=budget_evals,
                                 budget_seconds=budget_seconds, include_overhead=include_overhead,
                                 n_trials=len(rows), extra=extra or None)
