@@ -26,6 +26,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "workflow": ("snakemake",),
     "smac": ("smac", "ConfigSpace"),
     "tpe": ("optuna",),
+    "botorch": ("botorch", "gpytorch"),
 }
 
 #: top-level module -> the extra that installs it
