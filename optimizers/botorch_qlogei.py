@@ -31,8 +31,9 @@ values of the points that will be evaluated; the best restart whose point was no
 yet (nor is running) is taken, which keeps a discrete space from asking for a known point.
 
 Initial design: ``n_init`` scrambled Sobol points (default ``max(5, 2 d)`` for ``d`` variables,
-Ax's default Sobol step before its BoTorch model), or the given design
-(``Capabilities(initial_design=True)``); random points while fewer than two results are in.
+Ax's default Sobol step before its BoTorch model); a given design (``Capabilities(initial_design=True)``,
+e.g. the COMBO authors' points) comes first and whole, Sobol points filling up to ``n_init``;
+random points while fewer than two results are in.
 
 Failed trials are not given to the GP (a failure has no loss to model; inventing one, such as
 the worst loss seen, would bend the standardised model), but they stay in ``X_pending``, as Ax
@@ -176,7 +177,8 @@ class BoTorchQLogEI(Optimizer):
         i = self.n_asked
         self.n_asked += 1
         configs, losses, _ = self.observations()
-        if i < self.n_init or len(losses) < 2:
+        # a given design is evaluated whole, even when longer than n_init (Sobol points fill up to n_init)
+        if i < self.n_init or self._design_given < len(self.given_design) or len(losses) < 2:
             return self._initial(i)
         import torch
 

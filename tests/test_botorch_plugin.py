@@ -115,6 +115,20 @@ def test_integer_and_categorical_variables_come_back_valid() -> None:
         assert isinstance(c["n"], int) and isinstance(c["width"], int) and c["act"] in ("relu", "tanh", "gelu", "silu")
 
 
+def test_a_given_design_longer_than_n_init_comes_first_and_whole() -> None:
+    cls = _cls()  # no BoTorch needed: the design is asked for before any model
+    bench = registry.make_benchmark("branin")
+    design = bench.space.sample(np.random.default_rng(4), 6)
+    opt = cls(bench.space, None, np.random.default_rng(0), initial_design=design, n_init=3)
+    asked = []
+    for i in range(6):
+        s = opt.ask()
+        assert s.info["phase"] == "init"
+        asked.append(s.config)
+        opt.tell(Trial.from_suggestion(s, i), bench.evaluate(s.config))
+    assert asked == design
+
+
 def test_listed_as_unavailable_with_the_install_hint_when_botorch_is_missing(monkeypatch: pytest.MonkeyPatch,
                                                                               capsys: pytest.CaptureFixture) -> None:
     from benchsuite.cli import main
