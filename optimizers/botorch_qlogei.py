@@ -139,7 +139,8 @@ class BoTorchQLogEI(Optimizer):
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True,
                             initial_design=True)
     # small: quick conformance checks (BoTorch's tutorials use 2 restarts and 32 raw samples in SMOKE_TEST mode)
-    test_settings = {"n_init": 4, "num_restarts": 2, "raw_samples": 16, "mc_samples": 16, "maxiter": 10, "fit_maxiter": 10}
+    test_settings = {"n_init": 4, "num_restarts": 2, "raw_samples": 16, "mc_samples": 16, "maxiter": 10,
+                     "fit_maxiter": 10}
     settings_spec = {
         "n_init": Setting(None, "initial Sobol points; empty: max(5, 2 x variables), Ax's default Sobol step",
                           type=int, domain=[None, POSITIVE_INT]),
@@ -151,8 +152,9 @@ class BoTorchQLogEI(Optimizer):
                               type=int, domain=[None, POSITIVE_INT]),
         "maxiter": Setting(None, "L-BFGS-B iterations per start; empty: BoTorch's default (gen_candidates_scipy: 2000)",
                            type=int, domain=[None, POSITIVE_INT]),
-        "fit_maxiter": Setting(None, "L-BFGS-B iterations of the MAP fit; empty: BoTorch's default (fit_gpytorch_mll_scipy: "
-                                     "scipy's L-BFGS-B default)", type=int, domain=[None, POSITIVE_INT]),
+        "fit_maxiter": Setting(None, "L-BFGS-B iterations of the MAP fit; empty: BoTorch's default "
+                                     "(fit_gpytorch_mll_scipy: scipy's L-BFGS-B default)",
+                               type=int, domain=[None, POSITIVE_INT]),
         "threads": Setting(1, "torch intra-op threads during an ask (restored after); one: small matrices on "
                               "shared cores (our choice, as gp_ei's single-threaded BLAS)", domain=POSITIVE_INT),
     }
@@ -208,7 +210,8 @@ class BoTorchQLogEI(Optimizer):
         Y = torch.tensor(-losses, **tk).unsqueeze(-1)  # BoTorch maximises
         model = SingleTaskGP(X, Y)
         try:
-            fit_kwargs = {} if st["fit_maxiter"] is None else {"optimizer_kwargs": {"options": {"maxiter": int(st["fit_maxiter"])}}}
+            fit_kwargs = {} if st["fit_maxiter"] is None else \
+                {"optimizer_kwargs": {"options": {"maxiter": int(st["fit_maxiter"])}}}
             fit_gpytorch_mll(ExactMarginalLogLikelihood(model.likelihood, model), **fit_kwargs)
         except ModelFittingError:  # every attempt failed: go on with the priors' modes, and say so
             info["fit"] = "failed"

@@ -125,7 +125,8 @@ def main() -> None:
     burnin = ", ".join(f"{r['benchmark']} {r['gp_ei_first_ask_with_burnin_at_20']['cpu_s']:.2f}" for r in results
                        if r["n"] == args.n[0])
     print(f"first asks (not in the table): gp_ei's, with the MCMC burn-in at 20 observations, CPU s: {burnin}; "
-          f"botorch's first in the process (Branin, 10 observations): {first_bt[1]:.2f} CPU s ({first_bt[0]:.2f} wall s)")
+          f"botorch's first in the process (Branin, 10 observations): {first_bt[1]:.2f} CPU s "
+          f"({first_bt[0]:.2f} wall s)")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1, default=str)

@@ -146,5 +146,6 @@ def test_listed_as_unavailable_with_the_install_hint_when_botorch_is_missing(mon
     finally:
         registry._all.cache_clear()
     # importing the plugin's module needs neither torch nor BoTorch (the registry imports every module)
-    assert importlib.import_module("benchsuite.optimizers.botorch_qlogei").BoTorchQLogEI.needs == ("botorch", "gpytorch")
+    module = importlib.import_module("benchsuite.optimizers.botorch_qlogei")
+    assert module.BoTorchQLogEI.needs == ("botorch", "gpytorch")
 
