@@ -27,6 +27,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "smac": ("smac", "ConfigSpace"),
     "tpe": ("optuna",),
     "dask": ("dask", "distributed"),
+    "botorch": ("botorch", "gpytorch"),
 }
 
 #: top-level module -> the extra that installs it

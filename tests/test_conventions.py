@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 #: the optional packages a core install lacks (import names), and what else must not load on core commands
 HEAVY = ("torch", "ot", "emcee", "sklearn", "snakemake", "matplotlib", "optuna", "smac", "ConfigSpace", "seaborn",
-         "dask", "distributed")
+         "dask", "distributed", "botorch", "gpytorch")
 
 
 def bs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -47,6 +47,7 @@ def test_the_core_dependencies_are_only_what_tables_and_synthetic_benchmarks_nee
     extra = {k: _names(v) for k, v in PYPROJECT["project"]["optional-dependencies"].items()}
     assert {"torch", "pot"} <= extra["nas"] and "emcee" in extra["bo"] and "scikit-learn" in extra["svm"]
     assert "snakemake" in extra["workflow"] and "optuna" in extra["tpe"] and "smac" in extra["smac"]
+    assert {"botorch", "gpytorch", "torch"} <= extra["botorch"]
     # [all] is every extra but the test tools, through the package itself
     (all_req,) = PYPROJECT["project"]["optional-dependencies"]["all"]
     listed = set(re.search(r"\[(.*)\]", all_req).group(1).split(","))
@@ -87,6 +88,7 @@ def test_a_core_install_lists_what_is_missing_and_still_races_on_a_table(tmp_pat
     assert "unavailable: needs torch: pip install 'benchsuite[nas]'" in lines["nb201_live"]
     assert "unavailable: needs emcee: pip install 'benchsuite[bo]'" in lines["gp_ei"]
     assert "unavailable: needs sklearn: pip install 'benchsuite[svm]'" in lines["svm_mnist_live"]
+    assert "unavailable: needs botorch, gpytorch: pip install 'benchsuite[botorch]'" in lines["botorch_qlogei"]
     assert "unavailable" not in lines["nb201_cifar10"] and "unavailable" not in lines["random_search"]
     assert (tmp_path / "r.csv").stat().st_size > 0
 

@@ -10,8 +10,9 @@ from benchsuite.testing import check_benchmark, check_optimizer
 # nasbot_mlp_blog 4.1 s, svm_mnist_live 2.7 s; indoor 1.7 s, logreg_mnist, naval, protein under 0.5 s
 FAST_LIVE = {"logreg_mnist", "nasbot_mlp_naval", "nasbot_mlp_protein", "nasbot_mlp_indoor"}
 # measured with --durations (2 shared cores): conformance takes smac 52 s, dngo 13 s, entropy_search 7 s,
-# fabolas 7 s, combo 5 s, mtbo 5 s, gp_ei 3 s; every other optimizer under 2.2 s
-SLOW_OPTIMIZERS = {"combo", "dngo", "entropy_search", "fabolas", "gp_ei", "mtbo", "smac"}
+# fabolas 7 s, combo 5 s, mtbo 5 s, gp_ei 3 s, botorch_qlogei 50-90 s (tests/test_botorch_plugin.py runs its kit
+# at budget 8 unmarked); every other optimizer under 2.2 s
+SLOW_OPTIMIZERS = {"botorch_qlogei", "combo", "dngo", "entropy_search", "fabolas", "gp_ei", "mtbo", "smac"}
 
 
 def _params(entries, slow):
