@@ -6,6 +6,7 @@ builds with SWIG; ``pip install swig`` first if the build fails).
 """
 from __future__ import annotations
 
+import logging
 import math
 import tempfile
 from collections.abc import Sequence
@@ -62,9 +63,12 @@ class SMAC(Optimizer):
         given = [to_configspace_config(self.cs, self.space, c) for c in self.given_design]
         init = RandomInitialDesign(scenario, n_configs=max(int(self.settings["n_init"]) - len(given), 0 if given else 1),
                                    max_ratio=1.0, additional_configs=given)
+        # SMAC's own logging set-up (logging_level=N) reconfigures the *root* logger, which silenced every other
+        # library's warnings, the suite's included, for the rest of the process; quiet SMAC's logger alone instead
+        logging.getLogger("smac").setLevel(logging.ERROR)
         self.smac = facade(scenario, _fail_target, initial_design=init,
                            intensifier=facade.get_intensifier(scenario, max_config_calls=1),
-                           logging_level=40, overwrite=True)
+                           logging_level=False, overwrite=True)
         self._infos: dict[int, Any] = {}  # our trial id -> SMAC TrialInfo
         self._asked: list[Any] = []  # TrialInfos asked, not yet matched to a trial id
 

@@ -295,3 +295,20 @@ def test_simulated_annealing_bocs_revisits_cost_evaluations_and_bad_settings() -
             SimulatedAnnealingBOCS(Space([Binary("a")]), rng=0, **bad)
     with pytest.raises(UnsupportedError):
         run(make_benchmark("ising"), SimulatedAnnealingBOCS, seed=0, budget_evals=4, workers=2)
+
+
+def test_a_smac_run_leaves_the_root_logger_as_it_was() -> None:
+    """SMAC's logging set-up used to lower the root logger to ERROR: every later warning of the suite (an
+    unwritable cache, a stale lock taken over) vanished for the rest of the process."""
+    import logging
+
+    pytest.importorskip("smac")
+    from benchsuite import registry
+    from benchsuite.runner import run
+
+    root = logging.getLogger()
+    before = (root.level, list(root.handlers))
+    run(registry.make_benchmark("branin", {}), registry.get_optimizer("smac"), seed=0, budget_evals=5,
+        optimizer_settings={"n_init": 4})
+    assert (root.level, list(root.handlers)) == before
+    assert logging.getLogger("benchsuite.datasets").getEffectiveLevel() <= logging.WARNING
