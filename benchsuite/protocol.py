@@ -603,6 +603,14 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
 
     backend = c.choice("backend", raw.get("backend", "simulated"), BACKENDS)
     clock = c.choice("clock", raw.get("clock", "auto"), ("auto", "measured", "nominal"))
+    if clock == "nominal":
+        from . import registry as _registry
+        from .benchmark import Benchmark as _Benchmark
+
+        for b in benchmarks:
+            if getattr(_registry.get_benchmark(b.name), "nominal_cost", None) is _Benchmark.nominal_cost:
+                raise c.fail("clock", f"nominal needs a cost model, and benchmark {b.label} has none (its reported "
+                                      "costs are used as they are); use auto")
     overhead = raw.get("include_overhead", True)
     if not isinstance(overhead, bool):
         raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")

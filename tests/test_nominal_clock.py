@@ -97,6 +97,8 @@ def test_protocols_default_to_the_nominal_clock_for_live_benchmarks_with_a_model
     assert measured.clock_for(measured.job("nasbot_mlp_naval", "random_search", 0)) == "measured"
     with pytest.raises(Exception, match="clock"):
         parse_protocol(yaml.safe_load(yaml.safe_dump({**raw, "clock": "wall"})), "p.yaml")
+    with pytest.raises(Exception, match="clock: nominal needs a cost model, and benchmark branin has none"):
+        parse_protocol({**raw, "clock": "nominal"}, "p.yaml")
 
 
 def test_a_live_training_benchmarks_model_counts_work() -> None:
