@@ -58,6 +58,16 @@ def resolve_optimizer(optimizer: str | type[Optimizer]) -> type[Optimizer]:
                               f"got {type(optimizer).__name__}")
 
 
+@contextlib.contextmanager
+def _partial_on_interrupt(target: Path | None) -> Any:
+    """Keep an interrupted real-backend run's finished trials in ``<out>.partial.csv``, then let the interrupt go on."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        _keep_partial(target, exc)
+        raise
+
+
 def _name(x: Any) -> str:
     return x if isinstance(x, str) else str(getattr(x, "name", "") or getattr(x, "__name__", type(x).__name__))
 
@@ -95,7 +105,8 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
         with guard(f"benchmark {_name(benchmark)!r}"):
             bench = resolve_benchmark(benchmark, benchmark_settings)
         failure_hook = None if on_failure is None else (lambda trial, exc: on_failure(trial, exc, bench))
-        with guard(f"optimizer {_name(optimizer)!r} on benchmark {_name(benchmark)!r}"):
+        with guard(f"optimizer {_name(optimizer)!r} on benchmark {_name(benchmark)!r}"), \
+                _partial_on_interrupt(target):
             output = run(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
                          workers=workers, optimizer_settings=dict(optimizer_settings or {}),
                          include_overhead=include_overhead, progress=progress,
@@ -106,3 +117,28 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
         if target is not None:
             write_result_text(target, text)
     return output, text
+
+
+def partial_path(out: Path) -> Path:
+    """Where an interrupted run keeps its finished trials: ``<out>.partial.csv``, never ``out`` itself (a
+    workflow would take a file at ``out`` for a finished run)."""
+    return out.with_name(out.name + ".partial.csv")
+
+
+def _keep_partial(target: Path | None, exc: BaseException) -> None:
+    """Write an interrupted real-backend run's finished trials next to ``target`` (atomically), and say so."""
+    import sys
+
+    from .results import format_result, write_result_text
+    from .runner import RunInterrupted
+
+    if target is None or not isinstance(exc, RunInterrupted) or not exc.output.rows:
+        return
+    path = partial_path(target)
+    try:
+        write_result_text(path, format_result(exc.output.rows, exc.output.provenance))
+    except OSError as err:
+        print(f"benchsuite: could not keep the finished trials in {path} ({err})", file=sys.stderr)
+        return
+    print(f"benchsuite: {len(exc.output.rows)} finished trial(s) kept in {path} (a valid result file, not the "
+          f"run's: {target} is written only by a complete run; rerun it to resume)", file=sys.stderr)

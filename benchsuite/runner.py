@@ -356,6 +356,8 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
     free = list(range(workers))
     n_started = 0
     previous = _stop_on_sigterm()
+    interrupted: KeyboardInterrupt | None = None
+    described: dict[str, Any] = {}
     try:
         pool.start(spec)
         t0 = time.perf_counter()
@@ -408,11 +410,19 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
                     free.sort()
                 ask_free()
         described = pool.describe()
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the finished trials are kept (RunInterrupted)
+        interrupted = exc
+        try:
+            described = pool.describe()
+        except Exception:  # noqa: BLE001 - a pool stopped half-way may not describe itself
+            described = {"backend": backend, "workers": workers}
     finally:
         pool.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     extra = dict(extra_provenance or {})
+    if interrupted is not None:
+        extra["interrupted"] = f"interrupted ({str(interrupted) or 'Ctrl-C'}) after {len(rows)} finished trial(s)"
     if initial_design != "optimizer":
         extra["initial_design"] = initial_design
     if not include_overhead:  # wall-clock time holds the optimizer's overhead whatever was asked
@@ -421,7 +431,18 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
     provenance = run_provenance(benchmark, opt, seed=seed, workers=workers, budget_evals=budget_evals,
                                 budget_seconds=budget_seconds, include_overhead=True,
                                 n_trials=len(rows), extra=extra)
+    if interrupted is not None:
+        raise RunInterrupted(RunOutput(rows, provenance, opt)) from interrupted
     return RunOutput(rows, provenance, opt)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A real-backend run stopped by Ctrl-C or SIGTERM; ``output`` holds its finished trials (provenance
+    marked ``interrupted``), which :func:`benchsuite.execute.execute_run` keeps in ``<out>.partial.csv``."""
+
+    def __init__(self, output: RunOutput):
+        super().__init__(f"interrupted after {len(output.rows)} finished trial(s)")
+        self.output = output
 
 
 def _interrupt(signum: int, frame: Any) -> None:

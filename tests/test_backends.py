@@ -193,6 +193,35 @@ def test_interrupting_the_driver_stops_its_workers(tmp_path: Path) -> None:
     assert not (tmp_path / "r.csv").exists()
 
 
+def test_an_interrupted_run_keeps_its_finished_trials_beside_the_output(tmp_path: Path) -> None:
+    """Issue 28 item 3: Ctrl-C leaves a valid result file of the finished trials, never at --out itself."""
+    from benchsuite.results import load_result
+
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    out = tmp_path / "r.csv"
+    proc = subprocess.Popen([sys.executable, "-m", "benchsuite.cli", "run", "-b", "sleep_branin", "-o",
+                             "random_search", "--budget-evals", "500", "--workers", "2", "--backend", "local",
+                             "--benchmark-set", "sleep_s=0.2", "-q", "--out", str(out)],
+                            env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        time.sleep(3.0)  # a dozen 0.2 s trials finish meanwhile
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and not out.exists()
+    partial = tmp_path / "r.csv.partial.csv"
+    assert partial.exists() and f"kept in {partial}" in err, err
+    df = load_result(partial)
+    assert len(df) >= 1 and (df["status"] == "ok").all()
+    assert "interrupted (Ctrl-C) after" in df.attrs["provenance"]["interrupted"]
+    assert df.attrs["provenance"]["n_trials"] == len(df)
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
