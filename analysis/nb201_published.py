@@ -45,7 +45,7 @@ def summarise(root: Path) -> list[dict]:
     rows = []
     for bench_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for opt_dir in sorted(p for p in bench_dir.iterdir() if p.is_dir()):
-            files = sorted(opt_dir.glob("rep*.csv"))
+            files = sorted(f for f in opt_dir.glob("rep*.csv") if not f.name.endswith(".partial.csv"))
             if not files:
                 continue
             df = load_runs(files)

@@ -248,7 +248,8 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
             continue
         paths.append(path)
     stray = sorted(str(p.relative_to(src)) for p in src.glob("*/*/rep*.csv")
-                   if (p.parent.parent.name, p.parent.name, _rep(p)) not in jobs)
+                   if not p.name.endswith(".partial.csv")  # an interrupted run's finished trials, not a run
+                   and (p.parent.parent.name, p.parent.name, _rep(p)) not in jobs)
     refused += [f"{s}: not a run of protocol {protocol.name} as it stands" for s in stray]
     new = None
     if paths:

@@ -78,7 +78,8 @@ def _result_files(source: PathLike | Iterable[PathLike]) -> list[Path]:
     for item in items:
         p = Path(item)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*.csv") if f.is_file())
+            # an interrupted run's <out>.partial.csv is not a run's result (the complete rerun is)
+            found = sorted(f for f in p.rglob("*.csv") if f.is_file() and not f.name.endswith(".partial.csv"))
             if not found:
                 raise DataError(f"{p}: no result files (*.csv) in this folder")
             files += found
