@@ -116,6 +116,10 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)
+            try:  # an earlier interrupted attempt's finished trials are superseded by the complete run
+                partial_path(target).unlink(missing_ok=True)
+            except OSError:
+                pass
     return output, text
 
 

@@ -220,6 +220,12 @@ def test_an_interrupted_run_keeps_its_finished_trials_beside_the_output(tmp_path
     assert len(df) >= 1 and (df["status"] == "ok").all()
     assert "interrupted (Ctrl-C) after" in df.attrs["provenance"]["interrupted"]
     assert df.attrs["provenance"]["n_trials"] == len(df)
+    # the complete rerun writes --out and drops the superseded partial file
+    from benchsuite.cli import main as cli_main
+
+    assert cli_main(["run", "-b", "sleep_branin", "-o", "random_search", "--budget-evals", "3", "--benchmark-set",
+                     "sleep_s=0", "-q", "--out", str(out)]) == 0
+    assert out.exists() and not partial.exists()
 
 
 def _children(pid: int) -> list[int]:
