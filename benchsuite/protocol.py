@@ -260,8 +260,9 @@ class Protocol:
             argv += ["--backend", backend]
         if scheduler:
             argv += ["--scheduler", scheduler]
-        if self.clock_for(job, backend) != "measured":
-            argv += ["--clock", self.clock_for(job, backend)]
+        clock = self.clock_for(job, backend)
+        if clock != "measured":
+            argv += ["--clock", clock]
         for k, v in (("protocol", self.name), ("benchmark_label", job.benchmark.label),
                      ("optimizer_label", job.optimizer.label), ("repetition", job.repetition)):
             argv += ["--meta", f"{k}={v}"]

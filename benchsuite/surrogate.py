@@ -60,10 +60,10 @@ class CubicRbf:
     e_i = c_i / (M^-1)_ii for the augmented system M [c; b] = [y; 0].
 
     Why not ``scipy.interpolate.RBFInterpolator(kernel="cubic", degree=1)`` (issue 27, item 8):
-    ``perf/bench_rbf.py`` (2026-11-26, svm_mnist's 3,200 centres, load ~6 on 2 cores) finds the same
-    interpolant (max difference 5.8e-11 at 10,000 points) with SciPy faster to fit (2.7 s vs 4.4 s),
-    faster for 1 and 10,000 query points (0.085 vs 0.125 ms; 0.40 vs 2.0 s) and slower for 100
-    (11.8 vs 9.7 ms). We keep this class for now because the cached fits store its solution
+    ``perf/bench_rbf.py`` (2026-11-26, svm_mnist's 3,200 centres) finds the same interpolant (max
+    difference 5.8e-11 at 10,000 points) and SciPy faster: at load ~1 it fits in 0.85 s vs 1.31 s and
+    queries 1 / 100 / 10,000 points in 0.095 / 3.6 / 192 ms vs 0.139 / 9.2 / 770 ms (at load ~6 the
+    100-point query came out the other way, 11.8 vs 9.7 ms). We keep this class for now because the cached fits store its solution
     (centres, coefficients, polynomial tail) and the tables' leave-one-out study needs Rippa's
     residuals from its system; switching would change every surrogate lookup in the 11th digit
     (new golden runs and a cache format bump), which is the next step, not done here.

@@ -21,6 +21,16 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def repeat_seconds(fn, repeats: int) -> list[float]:  # noqa: ANN001 - any callable
+    """Wall seconds of each of ``repeats`` calls of ``fn`` (scripts take the min or the median)."""
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
 def footer() -> str:
     """One line: the script's CPU seconds, wall seconds and the 1/5/15-minute load average now."""
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -13,7 +13,7 @@ the surrogate's scaled inputs, its chosen ridge), then queried at random points 
 """
 from __future__ import annotations
 
-import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
+import _clock  # prints CPU s, wall s and the load average at exit; repeat_seconds
 
 import argparse
 import statistics
@@ -23,12 +23,7 @@ import numpy as np
 
 
 def _time(fn, repeats: int) -> float:
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+    return statistics.median(_clock.repeat_seconds(fn, repeats))
 
 
 def main() -> int:

@@ -19,25 +19,19 @@ configurations (and fidelities where the table has several) and random seeds:
 """
 from __future__ import annotations
 
-import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
+import _clock  # prints CPU s, wall s and the load average at exit; repeat_seconds
 
 import argparse
 import json
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 
 def best(fn, repeats: int) -> float:
     """Best wall seconds of ``repeats`` calls of ``fn``."""
-    out = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
+    return min(_clock.repeat_seconds(fn, repeats))
 
 
 _OPEN_SNIPPET = """

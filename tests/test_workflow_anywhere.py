@@ -138,12 +138,18 @@ def test_stale_lock_is_cleared_with_one_line(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err == ""
 
 
-def test_live_lock_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
-    locks = tmp_path / ".snakemake" / "locks"
+def _locked_by_a_live_snakemake(folder: Path) -> tuple[Path, subprocess.Popen]:
+    """Snakemake's lock in ``folder`` and a process whose command is Snakemake's working there, as
+    `snakemake -d DIR` does (the caller kills it)."""
+    locks = folder / ".snakemake" / "locks"
     locks.mkdir(parents=True)
-    (locks / "0.output.lock").write_text(f"{tmp_path}/results/x.csv\n")
-    # a process whose command is Snakemake's and that works in the folder, as `snakemake -d DIR` does
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "snakemake"], cwd=tmp_path)
+    (locks / "0.output.lock").write_text(f"{folder}/results/x.csv\n")
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "snakemake"], cwd=folder)
+    return locks, holder
+
+
+def test_live_lock_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    locks, holder = _locked_by_a_live_snakemake(tmp_path)
     try:
         with pytest.raises(OutputError, match=rf"in use by a running Snakemake \(pid {holder.pid}\)"):
             check_lock(tmp_path)
@@ -180,10 +186,7 @@ def test_a_second_workflow_is_refused_before_snakemake_made_any_lock(tmp_path: P
 
 
 def test_unlock_is_refused_while_a_snakemake_runs_there(tmp_path: Path, capsys) -> None:
-    locks = tmp_path / ".snakemake" / "locks"
-    locks.mkdir(parents=True)
-    (locks / "0.output.lock").write_text(f"{tmp_path}/results/x.csv\n")
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "snakemake"], cwd=tmp_path)
+    locks, holder = _locked_by_a_live_snakemake(tmp_path)
     try:
         code = main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path), "--unlock"])
         err = capsys.readouterr().err.strip().splitlines()
