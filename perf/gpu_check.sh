@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The GPU check a session runs when it is lent a CUDA machine (about 8 minutes on one H100/H200):
+#   1. the tests marked `gpu` (full-size epochs of nb201_live and combo_nas on CUDA, mixed precision);
+#   2. perf/bench_gpu_epochs.py: seconds per epoch of every GPU-sized live benchmark at its protocol's
+#      size, the basis of the scorecard's GPU-hours estimates.
+#
+#   DATA=/path/with/cifar10_jpeg OUT=/where/logs/go bash perf/gpu_check.sh [bench_gpu_epochs.py options]
+#
+# DATA is a data directory holding at least cifar10_jpeg/cifar10_jpgs.tar.gz (default: $BENCHSUITE_DATA);
+# the suite is used from this checkout (PYTHONPATH), so a machine whose python has torch, numpy, scipy,
+# pandas, h5py, pyyaml, tqdm and threadpoolctl needs no install. Logs and JSON land in $OUT.
+set -u
+cd "$(dirname "$0")/.."
+DATA=$(cd "${DATA:-${BENCHSUITE_DATA:?set DATA or BENCHSUITE_DATA}}" && pwd)
+OUT=${OUT:-perf/results}
+mkdir -p "$OUT"
+export BENCHSUITE_DATA="$DATA" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 PYTHONHASHSEED=0
+PY=${PYTHON:-python3}
+# the tests find the data at ../shared/data, as in CI
+if [ ! -e ../shared/data ]; then mkdir -p ../shared && ln -s "$DATA" ../shared/data; fi
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 | tee "$OUT/gpu_info.txt"
+"$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" | tee -a "$OUT/gpu_info.txt"
+"$PY" -m pytest -p no:cacheprovider -m gpu -q -s -o addopts="" --strict-markers \
+    tests/test_training.py tests/test_nb201_live.py tests/test_combo_nas.py 2>&1 | tee "$OUT/pytest_gpu.log"
+"$PY" perf/bench_gpu_epochs.py --device cuda --json "$OUT/gpu_epochs.json" "$@" 2>&1 | tee "$OUT/gpu_epochs.log"
