@@ -228,8 +228,8 @@ def gpu_hours(protocol: Any, benchmark: str | None = None, optimizer: str | None
     benches = [b for b in protocol.benchmarks if benchmark is None or b.label == benchmark]
     n_opt = 1 if optimizer is not None else len(protocol.optimizers) + len(protocol.skipped)
     hours, basis = 0.0, []
-    per_eval = getattr(protocol.published, "gpu_evaluation_s", None)
     for b in benches:
+        per_eval = protocol.published.gpu_seconds(b.label)
         if b.budget.seconds is not None and (b.budget.evaluations is None or protocol.table_at == "time"):
             hours += protocol.repetitions * n_opt * b.budget.seconds * protocol.workers / 3600
             basis.append("time budget x workers")

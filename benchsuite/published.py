@@ -10,7 +10,8 @@ One block (or a list of blocks, one per paper or table) at the end of a protocol
       scale: 1.0                         # paper units = offset + scale * our reported quantity
       offset: 0.0
       higher_is_better: false            # in paper units
-      gpu: {evaluation_s: 600, basis: "..."}   # GPU-sized protocols: GPU seconds per evaluation
+      gpu: {evaluation_s: 600, basis: "..."}   # GPU-sized protocols: GPU seconds per evaluation,
+                                         # or per benchmark label: {evaluation_s: {da_flat: 950, ...}}
       cells:
         - {benchmark: ising_lambda0, optimizer: smac, method: SMAC, value: 0.1516, error: 0.0404}
         - {benchmark: maxsat60, optimizer: null, method: BOCS-SA3, value: -152.07, error: 8.52,
@@ -32,7 +33,7 @@ Mistakes raise :class:`ProtocolError`, one line naming the key.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,9 +97,29 @@ class Published:
 
     cells: tuple[PublishedCell, ...] = ()
     claims: tuple[PublishedClaim, ...] = ()
-    gpu_evaluation_s: float | None = None
+    gpu_evaluation_s: float | Mapping[str, float] | None = None
     gpu_basis: str = ""
     papers: tuple[str, ...] = field(default=())
+
+    def gpu_seconds(self, benchmark: str) -> float | None:
+        """GPU seconds of one evaluation of ``benchmark`` (a label), or None where the block gives none."""
+        per = self.gpu_evaluation_s
+        if isinstance(per, Mapping):
+            return per.get(benchmark)
+        return per
+
+
+def _gpu_seconds(c: Any, key: str, raw: Any, benchmarks: Sequence[str]) -> float | dict[str, float]:
+    """``gpu.evaluation_s``: one positive number, or one per benchmark label (every label of the protocol)."""
+    if not isinstance(raw, Mapping):
+        return c.positive(key, raw)
+    unknown = sorted(set(map(str, raw)) - set(benchmarks))
+    if unknown:
+        raise c.fail(key, f"unknown benchmark label(s) {unknown}; the protocol's are {list(benchmarks)}")
+    missing = [b for b in benchmarks if b not in raw]
+    if missing:
+        raise c.fail(key, f"no seconds for benchmark(s) {missing}: give every label, or one number for all")
+    return {str(b): c.positive(f"{key}.{b}", v) for b, v in raw.items()}
 
 
 def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Sequence[str]) -> Published:
@@ -131,7 +152,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             raise c.fail(f"{key}.higher_is_better", f"expected true or false, got {hib!r}")
         if block.get("gpu") is not None:
             g = c.keys(f"{key}.gpu", block["gpu"], _GPU_KEYS, required=_GPU_KEYS)
-            gpu_s = c.positive(f"{key}.gpu.evaluation_s", g["evaluation_s"])
+            gpu_s = _gpu_seconds(c, f"{key}.gpu.evaluation_s", g["evaluation_s"], benchmarks)
             basis = _text(c, f"{key}.gpu.basis", g["basis"])
         if not block.get("cells") and not block.get("claims"):
             raise c.fail(key, "give `cells:` or `claims:` (the paper's numbers)")

@@ -6,16 +6,20 @@
 #
 #   DATA=/path/with/cifar10_jpeg OUT=/where/logs/go bash perf/gpu_check.sh [bench_gpu_epochs.py options]
 #
-# DATA is a data directory holding at least cifar10_jpeg/cifar10_jpgs.tar.gz (default: $BENCHSUITE_DATA);
-# the suite is used from this checkout (PYTHONPATH), so a machine whose python has torch, numpy, scipy,
-# pandas, h5py, pyyaml, tqdm and threadpoolctl needs no install. Logs and JSON land in $OUT.
+# DATA is a data directory holding at least cifar10_jpeg/cifar10_jpgs.tar.gz (default: $BENCHSUITE_DATA).
+# Where $PYTHON (default python3) cannot import the suite, this checkout is installed into it in editable
+# mode, offline and without dependencies (the package maps optimizers/ to benchsuite.optimizers, so a
+# bare PYTHONPATH is not enough): a machine whose python has torch, numpy, scipy, pandas, h5py, pyyaml,
+# tqdm, threadpoolctl and setuptools needs nothing fetched. Logs and JSON land in $OUT.
 set -u
 cd "$(dirname "$0")/.."
 DATA=$(cd "${DATA:-${BENCHSUITE_DATA:?set DATA or BENCHSUITE_DATA}}" && pwd)
 OUT=${OUT:-perf/results}
 mkdir -p "$OUT"
-export BENCHSUITE_DATA="$DATA" PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 PYTHONHASHSEED=0
+export BENCHSUITE_DATA="$DATA" PYTHONUNBUFFERED=1 PYTHONHASHSEED=0
 PY=${PYTHON:-python3}
+"$PY" -c "import benchsuite.optimizers" 2>/dev/null ||
+    "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 1
 # the tests find the data at ../shared/data, as in CI
 if [ ! -e ../shared/data ]; then mkdir -p ../shared && ln -s "$DATA" ../shared/data; fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 | tee "$OUT/gpu_info.txt"

@@ -140,7 +140,23 @@ def test_scorecard_of_the_suite_without_committed_runs(tmp_path: Path) -> None:
     # nasbot_table3: 8 h x 2 workers per run, 5 repetitions: 80 GPU-hours per cell
     row = gpu[(gpu["protocol"] == "nasbot_table3") & (gpu["optimizer"] == "nasbot")].iloc[0]
     assert "about 80 GPU-hours" in row["note"]
+    # deeparchitect_spaces gives measured seconds per space: 128 evaluations x 950 s for Flat, x 52 s for Genetic
+    spaces = gpu[gpu["protocol"] == "deeparchitect_spaces"].set_index("benchmark")["note"]
+    assert "about 34 GPU-hours" in spaces["da_flat"] and "about 2 GPU-hours" in spaces["da_genetic"]
     assert not (card["verdict"].isin(["match", "better", "worse"])).any()
+
+
+def test_gpu_seconds_per_benchmark_must_name_the_protocols_labels(tmp_path: Path) -> None:
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "protocols" / "deeparchitect_spaces.yaml").read_text())
+    doc["published"]["gpu"]["evaluation_s"] = {"da_genetic": 52, "da_flatt": 950}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ProtocolError, match=r"gpu.evaluation_s: unknown benchmark label\(s\) \['da_flatt'\]"):
+        load_protocol(bad)
+    doc["published"]["gpu"]["evaluation_s"] = {"da_genetic": 52}
+    bad.write_text(yaml.safe_dump(doc))
+    with pytest.raises(ProtocolError, match="no seconds for benchmark"):
+        load_protocol(bad)
 
 
 def test_notes_must_name_a_published_cell(committed: Path) -> None:

@@ -258,7 +258,9 @@ def test_mixed_precision_on_cuda(amp_dtype):
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
     data = image_splits()
-    st = TrainSettings(epochs=4, lr=0.05, device="cuda", amp=True, amp_dtype=amp_dtype, augment=True, batch_size=32,
+    # no augmentation: a horizontal flip moves the bright quadrant, so it would relabel the toy task
+    # (on CPU in fp32 it then stays at 0.63-0.82 validation error; first run on an H200, 2026-11-26)
+    st = TrainSettings(epochs=4, lr=0.05, device="cuda", amp=True, amp_dtype=amp_dtype, augment=False, batch_size=32,
                        eval_test=True)
     out = train(small_cnn(), data, st, seed=0)
     assert not out.failed, out.reason
