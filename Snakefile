@@ -6,6 +6,7 @@
 #   snakemake papers --cores all          # every protocol outside the default set
 #   snakemake tables --cores 1            # rebuild the lookup tables (if their recipes exist)
 #   snakemake reproductions --cores 1     # reproductions/scorecard.csv + SCORECARD.md from the committed runs
+#   snakemake studies --cores 1           # every study and timing behind docs/results/ (studies/studies.smk)
 #   snakemake all --executor slurm --jobs 100 --default-resources slurm_account=ACC slurm_partition=PART
 #   benchsuite workflow my/exp.yaml more/ --results DIR [snakemake options]   # protocols anywhere
 #
@@ -284,3 +285,11 @@ if "tables" not in {r.name for r in workflow.rules}:
         """Rebuild the lookup tables (the outputs of the rules in tables/*.smk)."""
         input:
             _TABLE_TARGETS,
+
+
+# Studies and timings behind docs/results/ (`snakemake studies`): a clone has them, a wheel does not.
+from benchsuite.paths import checkout_root as _checkout
+
+if _checkout() is not None and (_checkout() / "studies" / "studies.smk").is_file():
+
+    include: str(_checkout() / "studies" / "studies.smk")
