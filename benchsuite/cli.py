@@ -27,6 +27,8 @@ from .errors import BenchsuiteError, PluginError, one_line, shorten
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
 
 EXIT_USAGE = 2
+RESTART_HELP = ("ignore the finished trials an interrupted attempt kept in <out>.partial.csv and start over "
+                "(default: a simulated-backend run resumes from them)")
 MAX_ERROR_CHARS = 2000  # longest error line; the middle of a longer one is cut (issue 26)
 # the methods a plugin's traceback is attributed to (the outermost one the suite called)
 PLUGIN_METHODS = ("setup", "prepare", "ask", "tell", "recommend", "test_loss", "evaluate", "check_supports")
@@ -127,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    r.add_argument("--restart", action="store_true", help=RESTART_HELP)
     r.add_argument("--pdb", action="store_true",
                    help="open the Python debugger where an evaluation or a plugin raises (post mortem); "
                         "after you leave it, a failed evaluation is recorded as a failed trial and the run goes on")
@@ -144,6 +147,7 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("--out", help="result file to write (CSV); required unless --print-command")
     j.add_argument("--print-command", action="store_true", help="print the equivalent `benchsuite run` and exit")
     j.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    j.add_argument("--restart", action="store_true", help=RESTART_HELP)
     j.add_argument("--pdb", action="store_true", help="as for `benchsuite run`")
     j.add_argument("--backend", choices=("simulated", "local", "dask"),
                    help="where evaluations run (default: the protocol's `backend:`, else simulated); the workflow "
@@ -322,7 +326,7 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
         budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
         no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
         initial_design=job.optimizer.initial_design, backend=args.backend or proto.backend,
-        scheduler=args.scheduler, clock=proto.clock_for(job, args.backend))
+        scheduler=args.scheduler, clock=proto.clock_for(job, args.backend), restart=args.restart)
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -401,7 +405,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
                                 progress=progress, on_failure=on_failure, guard=guard,
                                 initial_design=args.initial_design, backend=args.backend,
-                                scheduler=args.scheduler, clock=args.clock)
+                                scheduler=args.scheduler, clock=args.clock, resume=not args.restart)
     finally:
         for bar in bars:
             bar.close()

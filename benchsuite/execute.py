@@ -17,7 +17,7 @@ from typing import Any, ContextManager
 from .benchmark import Benchmark
 from .errors import InvalidSettingError
 from .optimizer import Optimizer, Trial
-from .runner import ProgressFn, RunOutput
+from .runner import ProgressFn, Resume, RunOutput
 
 #: wraps plugin code (benchmark construction, the run); the CLI turns plugin exceptions into one line
 Guard = Callable[[str], ContextManager[Any]]
@@ -80,7 +80,7 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 progress: ProgressFn | None = None,
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
                 guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
-                scheduler: str | None = None, clock: str = "measured") -> tuple[RunOutput, str]:
+                scheduler: str | None = None, clock: str = "measured", resume: bool = True) -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and its result file's text.
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
@@ -88,6 +88,12 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
     ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``), ``scheduler`` (a dask
     scheduler's address) and ``clock`` (``measured``, ``nominal``) are :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
     before the benchmark is built.
+
+    Interrupted and resumed: Ctrl-C or SIGTERM keeps the finished trials in ``<out>.partial.csv``
+    (:func:`partial_path`). With ``resume`` (the default), a simulated-backend run whose ``<out>.partial.csv``
+    is there continues from it (:class:`benchsuite.runner.Resume`): its trials are told to the optimizer,
+    not evaluated again, as long as the optimizer asks for what they record, so an interrupted
+    live run loses only the trial in progress; one line on stderr says how many were reused, or why none.
     """
     from .locks import OutputLock
     from .results import check_writable, format_result, write_result_text
@@ -105,14 +111,18 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
         with guard(f"benchmark {_name(benchmark)!r}"):
             bench = resolve_benchmark(benchmark, benchmark_settings)
         failure_hook = None if on_failure is None else (lambda trial, exc: on_failure(trial, exc, bench))
+        earlier = read_partial(target) if resume and target is not None and backend == "simulated" else None
         with guard(f"optimizer {_name(optimizer)!r} on benchmark {_name(benchmark)!r}"), \
                 _partial_on_interrupt(target):
-            output = run(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
-                         workers=workers, optimizer_settings=dict(optimizer_settings or {}),
-                         include_overhead=include_overhead, progress=progress,
-                         extra_provenance=dict(extra_provenance) if extra_provenance else None,
-                         on_failure=failure_hook, initial_design=initial_design, backend=backend, clock=clock,
-                         scheduler=scheduler)
+            try:
+                output = run(bench, opt_cls, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
+                             workers=workers, optimizer_settings=dict(optimizer_settings or {}),
+                             include_overhead=include_overhead, progress=progress,
+                             extra_provenance=dict(extra_provenance) if extra_provenance else None,
+                             on_failure=failure_hook, initial_design=initial_design, backend=backend, clock=clock,
+                             scheduler=scheduler, resume=earlier)
+            finally:
+                _say_resumed(earlier)
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)
@@ -121,6 +131,51 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
             except OSError:
                 pass
     return output, text
+
+
+def read_partial(out: Path) -> Resume | None:
+    """The finished trials an interrupted attempt at ``out`` kept (``<out>.partial.csv``), or None.
+
+    A partial file that cannot be read (truncated, malformed) is not used: one line says so and the
+    run starts over (the file is replaced when this run completes or is interrupted in turn)."""
+    import csv
+    import io
+    import sys
+
+    from .errors import DataError
+    from .results import load_result, read_provenance
+
+    path = partial_path(out)
+    if not path.exists():
+        return None
+    try:
+        load_result(path)  # the one reader's checks (truncation, columns, n_trials)
+        prov = read_provenance(path)
+        with open(path, encoding="utf-8") as fh:
+            fh.readline()
+            rows = list(csv.DictReader(io.StringIO(fh.read())))
+    except (DataError, OSError, UnicodeDecodeError) as exc:
+        print(f"benchsuite: not resuming from {path}: {exc}; starting the run over", file=sys.stderr)
+        return None
+    return Resume(provenance=prov, rows=rows, source=path.name)
+
+
+def _say_resumed(earlier: Resume | None) -> None:
+    """One line on stderr: how many recorded trials a resumed run reused, or why it reused none."""
+    import sys
+
+    if earlier is None:
+        return
+    rep, n = earlier.report, len(earlier.rows)
+    if rep.get("refused"):
+        print(f"benchsuite: not resuming from {earlier.source}: {rep['refused']}; starting the run over",
+              file=sys.stderr)
+        return
+    line = f"benchsuite: resumed from {earlier.source}: {rep.get('reused', 0)} of its {n} finished trial(s) reused"
+    if rep.get("diverged_at") is not None:
+        line += (f"; from trial {rep['diverged_at']} the optimizer asked for other configurations than recorded, "
+                 "so the rest was evaluated afresh")
+    print(line, file=sys.stderr)
 
 
 def partial_path(out: Path) -> Path:
@@ -144,5 +199,8 @@ def _keep_partial(target: Path | None, exc: BaseException) -> None:
     except OSError as err:
         print(f"benchsuite: could not keep the finished trials in {path} ({err})", file=sys.stderr)
         return
+    simulated = "backend" not in exc.output.provenance
+    again = ("rerun the same command to resume from them" if simulated else
+             "a rerun starts the run over (real-backend runs are not resumed)")
     print(f"benchsuite: {len(exc.output.rows)} finished trial(s) kept in {path} (a valid result file, not the "
-          f"run's: {target} is written only by a complete run; rerun it to resume)", file=sys.stderr)
+          f"run's: {target} is written only by a complete run; {again})", file=sys.stderr)

@@ -135,6 +135,85 @@ def nominal_clock(benchmark: Benchmark, clock: str, backend: str) -> Callable[[A
 RowFn = Callable[[Trial, Result, Any, float, float, float, float, float], dict[str, Any]]
 
 
+@dataclass
+class Resume:
+    """The finished trials of an interrupted attempt at the same run (``<out>.partial.csv``), to reuse.
+
+    ``rows`` are the file's rows as text cells (``csv.DictReader``), ``provenance`` its header.
+    :func:`run` (simulated backend) reuses a recorded trial only where the run is the same
+    (:data:`RESUME_KEYS` of the provenance agree) and the optimizer, re-driven by the recorded
+    results in the recorded order, asks for the very configuration and fidelity the row records;
+    from the first trial where it asks for something else, everything is evaluated afresh.
+    ``report`` says what happened: ``reused`` (trials), ``refused`` (why nothing was reused) or
+    ``diverged_at`` (the first trial asked afresh although recorded)."""
+
+    provenance: Mapping[str, Any]
+    rows: list[dict[str, str]]
+    source: str
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+#: what must agree between an interrupted attempt and the run that resumes it (provenance keys)
+RESUME_KEYS = ("benchmark", "benchmark_settings", "optimizer", "optimizer_settings", "seed", "workers",
+               "budget_evals", "budget_seconds", "include_overhead", "initial_design", "clock")
+
+
+def _resume_refusal(resume: Resume, now: Mapping[str, Any]) -> str | None:
+    """Why ``resume`` cannot continue the run described by ``now`` (its would-be provenance), or None."""
+    import json
+
+    from .results import to_json
+
+    if "backend" in resume.provenance:  # only the real backends record one
+        return "it ran on a real backend (only the simulated backend's runs are resumed)"
+    for key in RESUME_KEYS:
+        if json.loads(to_json(resume.provenance.get(key))) != json.loads(to_json(now.get(key))):
+            return f"its {key} differs ({shorten(repr(resume.provenance.get(key)), 60)} there, " \
+                   f"{shorten(repr(now.get(key)), 60)} now)"
+    return None
+
+
+def _recorded_result(row: Mapping[str, str]) -> tuple[Result, dict[str, float]]:
+    """A recorded row's result and its clock values (ask, start, end, told, overhead)."""
+    import json
+
+    info = json.loads(row["info"]) if row.get("info") else {}
+    failed = row["status"] == "failed"
+    loss = math.nan if failed or row["loss"] in ("", "nan") else float(row["loss"])
+    times = {k: float(row[k]) for k in ("ask_time", "start_time", "end_time", "told_time", "overhead_s")}
+    return Result(loss=loss, cost_s=float(row["cost_s"]), info=info, failed=failed), times
+
+
+def _resumable(resume: Resume | None, benchmark: Benchmark, opt: Optimizer, extra: Mapping[str, Any], *,
+               seed: int, workers: int, budget_evals: int | None, budget_seconds: float | None,
+               include_overhead: bool) -> dict[int, dict[str, str]] | None:
+    """The recorded rows by trial id where ``resume`` continues this very run (else None, the reason in its
+    report); the recorded incumbents' test losses go into the benchmark's test-loss cache."""
+    if resume is None or not resume.rows:
+        return None
+    now = {"benchmark": benchmark.name, "benchmark_settings": benchmark.settings, "optimizer": opt.name,
+           "optimizer_settings": opt.settings, "seed": int(seed), "workers": int(workers),
+           "budget_evals": budget_evals, "budget_seconds": budget_seconds,
+           "include_overhead": bool(include_overhead), **extra}
+    why = _resume_refusal(resume, now)
+    if why is not None:
+        resume.report["refused"] = why
+        return None
+    space = benchmark.space
+    for row in resume.rows:
+        text, value = row.get("incumbent") or "", row.get("incumbent_test_loss") or ""
+        if text and value not in ("", "nan"):
+            key = space.key(space.validate(space.from_json(text)))
+            benchmark.memo_test_loss(key, lambda v=float(value): v)
+    return {int(row["trial"]): row for row in resume.rows}
+
+
+def _same_fidelity(a: Any, recorded: str) -> bool:
+    if recorded in ("", "nan", "None"):
+        return a is None
+    return a is not None and math.isclose(float(a), float(recorded), rel_tol=1e-12, abs_tol=1e-12)
+
+
 def _row_maker(benchmark: Benchmark) -> RowFn:
     """``record(trial, result, incumbent, ask, start, end, told, overhead)``: the result-file row of a told trial
     (every loop's: the incumbent's losses kept per configuration, its JSON text and test loss memoised)."""
@@ -210,6 +289,7 @@ def run(
     backend: str = "simulated",
     scheduler: str | None = None,
     clock: str = "measured",
+    resume: Resume | None = None,
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
@@ -230,7 +310,13 @@ def run(
 
     ``backend`` is where evaluations run (:mod:`benchsuite.backends`): ``"simulated"`` (this loop, the
     default), ``"local"`` (``workers`` processes here) or ``"dask"`` (a dask LocalCluster, or the scheduler
-    at ``scheduler``); the real backends' times are wall-clock seconds since the run started."""
+    at ``scheduler``); the real backends' times are wall-clock seconds since the run started.
+
+    ``resume`` (simulated backend) continues an interrupted attempt: its recorded trials are told
+    to the optimizer instead of being evaluated again, with their recorded times, as long as the
+    optimizer asks for what they record (:class:`Resume`); their test losses are reused too. Ctrl-C
+    or SIGTERM (a scheduler cancelling the job) stops the simulated loop between trials and raises
+    :class:`RunInterrupted` with the finished trials, as the real backends do."""
     check_budget(budget_evals, budget_seconds)
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
@@ -254,7 +340,7 @@ def run(
                          progress=progress, extra_provenance=extra_provenance, on_failure=on_failure,
                          initial_design=initial_design)
 
-    heap: list[tuple[float, int, Trial, Result, float, float]] = []
+    heap: list[tuple[float, int, Trial, Result, float, float, float, dict[str, float] | None]] = []
     worker_free = [0.0] * workers
     free_workers = list(range(workers))
     opt_free = 0.0
@@ -263,73 +349,104 @@ def run(
     rows: list[dict[str, Any]] = []
     record = _row_maker(benchmark)
     valid_costs = [0.0, 0]  # sum and count of the valid costs reported so far
+    extra = dict(extra_provenance or {})
+    if initial_design != "optimizer":  # recorded only when used, so other runs' files are unchanged
+        extra["initial_design"] = initial_design
+    if clock != "measured":
+        extra["clock"] = clock
+    recorded = _resumable(resume, benchmark, opt, extra, seed=seed, workers=workers, budget_evals=budget_evals,
+                          budget_seconds=budget_seconds, include_overhead=include_overhead)
 
     def can_start(t: float) -> bool:
         if budget_evals is not None and n_started >= budget_evals:
             return False
         return budget_seconds is None or t < budget_seconds
 
-    while True:
-        # every free worker asks, in worker order, while the budget allows
-        while free_workers:
-            w = free_workers[0]
-            t_ask = max(worker_free[w], opt_free)
-            if not can_start(t_ask):
+    previous = _stop_on_sigterm()
+    interrupted: KeyboardInterrupt | None = None
+    try:
+        while True:
+            # every free worker asks, in worker order, while the budget allows
+            while free_workers:
+                w = free_workers[0]
+                t_ask = max(worker_free[w], opt_free)
+                if not can_start(t_ask):
+                    break
+                free_workers.pop(0)
+                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
+                trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
+                n_started += 1
+                times = None
+                rec = recorded.get(trial.id) if recorded else None
+                if rec is not None:
+                    if rec["config"] == benchmark.space.to_json(config) and _same_fidelity(fid, rec["fidelity"]):
+                        result, times = _recorded_result(rec)
+                    else:  # the optimizer asks for something else: from here on the run is a new one
+                        resume.report["diverged_at"] = trial.id
+                        recorded = None
+                start = t_ask + (ask_s if include_overhead else 0.0)
+                if times is None:
+                    t1 = time.perf_counter()
+                    try:
+                        result = benchmark.evaluate(config, fid, seed=evaluation_seed(seed, trial.id))
+                        if not math.isfinite(result.loss) and not result.failed:
+                            result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
+                    except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial
+                        result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
+                        if on_failure is not None:
+                            on_failure(trial, exc)
+                else:  # a reused trial keeps the times it had
+                    resume.report["reused"] = resume.report.get("reused", 0) + 1
+                    t_ask = times["ask_time"]
+                checked = checked_cost(result, valid_costs[0] / valid_costs[1] if valid_costs[1] else None)
+                if checked is result:  # a valid cost (returned as it was)
+                    valid_costs[0] += float(result.cost_s)
+                    valid_costs[1] += 1
+                result = checked
+                pending[trial.id] = trial
+                on_clock = max(0.0, float(result.cost_s)) if nominal is None else nominal(config, fid)
+                opt_free = start if times is None else times["start_time"]
+                end = start + on_clock if times is None else times["end_time"]
+                heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, on_clock, times))
+            if not heap:
                 break
-            free_workers.pop(0)
-            suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
-            trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
-            n_started += 1
-            start = t_ask + (ask_s if include_overhead else 0.0)
-            opt_free = start
-            t1 = time.perf_counter()
-            try:
-                result = benchmark.evaluate(config, fid, seed=evaluation_seed(seed, trial.id))
-                if not math.isfinite(result.loss) and not result.failed:
-                    result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
-            except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial
-                result = Result.failure(time.perf_counter() - t1, f"{type(exc).__name__}: {exc}")
-                if on_failure is not None:
-                    on_failure(trial, exc)
-            checked = checked_cost(result, valid_costs[0] / valid_costs[1] if valid_costs[1] else None)
-            if checked is result:  # a valid cost (returned as it was)
-                valid_costs[0] += float(result.cost_s)
-                valid_costs[1] += 1
-            result = checked
-            pending[trial.id] = trial
-            on_clock = max(0.0, float(result.cost_s)) if nominal is None else nominal(config, fid)
-            end = start + on_clock
-            heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, on_clock))
-        if not heap:
-            break
-        end, _, trial, result, t_ask, ask_s, on_clock = heapq.heappop(heap)
-        del pending[trial.id]
-        t_tell = max(end, opt_free)
-        t0 = time.perf_counter()
-        opt.tell(trial, result)
-        incumbent = opt.recommend()
-        tell_s = time.perf_counter() - t0
-        told = t_tell + (tell_s if include_overhead else 0.0)
-        opt_free = told
-        worker_free[trial.worker] = end
-        free_workers.append(trial.worker)
-        free_workers.sort()
+            end, _, trial, result, t_ask, ask_s, on_clock, times = heapq.heappop(heap)
+            del pending[trial.id]
+            t_tell = max(end, opt_free)
+            t0 = time.perf_counter()
+            opt.tell(trial, result)
+            incumbent = opt.recommend()
+            tell_s = time.perf_counter() - t0
+            told = t_tell + (tell_s if include_overhead else 0.0)
+            overhead = ask_s + tell_s
+            if times is not None:
+                told, overhead = times["told_time"], times["overhead_s"]
+            opt_free = told
+            worker_free[trial.worker] = end
+            free_workers.append(trial.worker)
+            free_workers.sort()
 
-        row = record(trial, result, incumbent, t_ask, end - on_clock, end, told, ask_s + tell_s)
-        if nominal is not None:
-            row["info"] = {**row["info"], "nominal_cost_s": on_clock}
-        rows.append(row)
-        if progress is not None:
-            progress(len(rows), told)
-
-    extra = dict(extra_provenance or {})
-    if initial_design != "optimizer":  # recorded only when used, so other runs' files are unchanged
-        extra["initial_design"] = initial_design
-    if clock != "measured":
-        extra["clock"] = clock
+            began = end - on_clock if times is None else times["start_time"]
+            row = record(trial, result, incumbent, t_ask, began, end, told, overhead)
+            if nominal is not None:
+                row["info"] = {**row["info"], "nominal_cost_s": on_clock}
+            rows.append(row)
+            if progress is not None:
+                progress(len(rows), told)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM between trials: the finished ones are kept
+        interrupted = exc
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if resume is not None and resume.report.get("reused"):
+        extra["resumed"] = {"from": resume.source, "trials_reused": resume.report["reused"]}
+    if interrupted is not None:
+        extra["interrupted"] = f"interrupted ({str(interrupted) or 'Ctrl-C'}) after {len(rows)} finished trial(s)"
     provenance = run_provenance(benchmark, opt, seed=seed, workers=workers, budget_evals=budget_evals,
                                 budget_seconds=budget_seconds, include_overhead=include_overhead,
                                 n_trials=len(rows), extra=extra or None)
+    if interrupted is not None:
+        raise RunInterrupted(RunOutput(rows, provenance, opt)) from interrupted
     return RunOutput(rows, provenance, opt)
 
 
