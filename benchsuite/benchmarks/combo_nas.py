@@ -173,11 +173,12 @@ class ComboNas(LiveTrainingBenchmark):
                              device=st["device"], amp=st["amp"], threads=st["threads"], eval_test=eval_test)
 
     def builder(self, config: dict[str, Any], data: ArraySplits) -> Callable[[], Any]:
-        """Builds the cell's network (``channels`` from the settings)."""
+        """Builds the cell's network through the space's ``build`` (``channels`` from the settings)."""
         channels, n_classes = self.settings["channels"], max(data.n_classes, 10)
+        shape = (data.x_train.shape[3], *data.x_train.shape[1:3])
 
         def build() -> Any:
-            return combo_cell.build_network(config, channels=channels, num_classes=n_classes)
+            return self.space.build(config, in_shape=shape, n_out=n_classes, channels=channels)
 
         return build
 

@@ -127,14 +127,13 @@ class _NasbotLive(LiveTrainingBenchmark):
         return int(x.shape[1])
 
     def builder(self, g: LayerGraph, data: ArraySplits) -> Callable[[], Any]:
-        """Compiles the layer graph for the data (once here, so that a graph that cannot be is a user error)."""
-        from ..architectures.layer_graph_torch import build_network
-
+        """Compiles the layer graph for the data through the space's ``build`` (once here, so that a graph that
+        cannot be compiled is a user error)."""
         shape, n_out = self.in_shape(), self.n_outputs()
-        build_network(g, shape, n_out)  # a graph that cannot be compiled is a user error, raised here
+        self.space.build(g, shape, n_out)  # a graph that cannot be compiled is a user error, raised here
 
         def build() -> Any:
-            return build_network(g, shape, n_out)
+            return self.space.build(g, shape, n_out)
 
         return build
 

@@ -133,13 +133,15 @@ class Nb201Live(LiveTrainingBenchmark):
                              threads=st["threads"], eval_test=eval_test)
 
     def builder(self, config: dict[str, Any], data: ArraySplits) -> Callable[[], Any]:
-        """Builds the cell's network (channels and cells per stage from the settings)."""
+        """Builds the cell's network through the space's ``build`` (channels and cells per stage from the settings)."""
         st = self.settings
         n_classes = max(data.n_classes, 10)
         channels, cells = st["channels"], st["cells_per_stage"]
 
+        shape = (data.x_train.shape[3], *data.x_train.shape[1:3])
+
         def build() -> Any:
-            return nb201.build_network(config, num_classes=n_classes, channels=channels, cells_per_stage=cells)
+            return self.space.build(config, in_shape=shape, n_out=n_classes, channels=channels, cells_per_stage=cells)
 
         return build
 
