@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 from benchsuite.architectures.layer_graph import (
-    CNN_LABELS, DEFAULT_CONSTRAINTS, MLP_LABELS, MODIFIER_MASSES, MODIFIERS, MUTATION_STEP_PROBS,
-    Constraints, LayerGraph, apply_modifier, dists_from_ip, image_sizes,
-    initial_pool, layer_masses, mutate, validate_graph,
+    CNN_LABELS, DEFAULT_CONSTRAINTS, MLP_LABELS, Constraints, LayerGraph, dists_from_ip, image_sizes, layer_masses,
+    validate_graph,
 )
+from benchsuite.architectures.layer_graph_modifiers import MODIFIER_MASSES, MODIFIERS, MUTATION_STEP_PROBS, apply_modifier, mutate
+from benchsuite.architectures.layer_graph_pool import initial_pool
 from benchsuite.architectures.layer_graph_space import LayerGraphSpace
 from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import InvalidConfigError, InvalidSettingError, UnknownNameError

@@ -14,20 +14,9 @@ import numpy as np
 
 from ..errors import InvalidConfigError
 from ..space import ArchitectureSpace
-from .layer_graph import (
-    Constraints,
-    DEFAULT_CONSTRAINTS,
-    KINDS,
-    LayerGraph,
-    MODIFIERS,
-    _bad,
-    _fit_units,
-    _results,
-    draw_n_steps,
-    initial_pool,
-    mutate,
-    validate_graph,
-)
+from .layer_graph import DEFAULT_CONSTRAINTS, KINDS, Constraints, LayerGraph, _bad, validate_graph
+from .layer_graph_modifiers import MODIFIERS, _results, draw_n_steps, mutate
+from .layer_graph_pool import fit_units, initial_pool
 
 
 class LayerGraphSpace(ArchitectureSpace):
@@ -55,7 +44,7 @@ class LayerGraphSpace(ArchitectureSpace):
         pool = []
         for g in initial_pool(kind):
             try:
-                pool.append(validate_graph(_fit_units(g, self.constraints), self.constraints))
+                pool.append(validate_graph(fit_units(g, self.constraints), self.constraints))
             except InvalidConfigError:
                 continue
         if not pool:
