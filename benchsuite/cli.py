@@ -15,6 +15,7 @@ writing the same ``--out`` at once: the second refuses in one line naming the pi
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -334,6 +335,54 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
                            meta)
 
 
+def _paper_sized_notice(benchmark: str) -> str:
+    """For a live benchmark run with no settings given: what each trial trains and what that cost (else '')."""
+    from . import registry
+    from .errors import BenchsuiteError
+    from .live import LiveTrainingBenchmark
+
+    try:
+        cls = registry.get_benchmark(benchmark)
+        if not (isinstance(cls, type) and issubclass(cls, LiveTrainingBenchmark) and cls.presets):
+            return ""
+        return cls().paper_sized_notice()
+    except BenchsuiteError:  # an unknown name or a missing extra: the run itself says so in one line
+        return ""
+
+
+class _TrainingProgress(logging.Handler):
+    """During a live trial, the training harness's per-epoch (or per-scoring) lines on stderr, at most one every
+    ``every`` seconds (and every early stop), through the progress bar when there is one."""
+
+    def __init__(self, bars: list, every: float = 10.0):
+        super().__init__(logging.INFO)
+        self.bars, self.every, self.last = bars, every, -math.inf
+        self.logger = logging.getLogger("benchsuite.training")
+        self.saved = (self.logger.level, self.logger.propagate)
+
+    def attach(self) -> None:
+        self.logger.addHandler(self)
+        self.logger.setLevel(logging.INFO)
+        self.logger.propagate = False
+
+    def detach(self) -> None:
+        self.logger.removeHandler(self)
+        self.logger.setLevel(self.saved[0])
+        self.logger.propagate = self.saved[1]
+
+    def emit(self, record: logging.LogRecord) -> None:
+        now = time.monotonic()
+        text = record.getMessage()
+        if now - self.last < self.every and not text.startswith("early stop"):
+            return
+        self.last = now
+        line = f"  training: {text}"
+        if self.bars:
+            self.bars[0].write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+
 def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, bench_settings: dict,
                     meta: dict) -> int:
     """The one run path (:func:`benchsuite.execute.execute_run`) with a progress display, a failure log next to
@@ -398,6 +447,13 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                 pass
         return _plugin_errors(what, _log_next_to(out), debug=args.pdb)
 
+    if not args.quiet and not bench_settings:
+        notice = _paper_sized_notice(args.benchmark)
+        if notice:
+            print(f"benchsuite: {notice}", file=sys.stderr, flush=True)
+    training_lines = None if args.quiet else _TrainingProgress(bars)
+    if training_lines is not None:
+        training_lines.attach()
     try:
         output, _ = execute_run(args.benchmark, args.optimizer, seed=args.seed, budget_evals=args.budget_evals,
                                 budget_seconds=args.budget_seconds, workers=args.workers,
@@ -407,6 +463,8 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 initial_design=args.initial_design, backend=args.backend,
                                 scheduler=args.scheduler, clock=args.clock, resume=not args.restart)
     finally:
+        if training_lines is not None:
+            training_lines.detach()
         for bar in bars:
             bar.close()
     try:  # a failed earlier attempt's traceback no longer applies
@@ -443,8 +501,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             raise InvalidConfigError(f"--config for {args.benchmark!r}: {why}") from None
     else:
         config, fidelity = bench.check(raw, args.fidelity)
-    with _plugin_errors(f"benchmark {args.benchmark!r}", None):
-        result = bench.evaluate(config, fidelity, seed=args.seed)
+    if not settings:
+        notice = _paper_sized_notice(args.benchmark)
+        if notice:
+            print(f"benchsuite: {notice}", file=sys.stderr, flush=True)
+    lines = _TrainingProgress([])
+    lines.attach()
+    try:
+        with _plugin_errors(f"benchmark {args.benchmark!r}", None):
+            result = bench.evaluate(config, fidelity, seed=args.seed)
+    finally:
+        lines.detach()
     from .results import to_json
 
     print(to_json({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed, "info": dict(result.info)}))

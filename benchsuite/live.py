@@ -38,19 +38,68 @@ TEST_EVAL_ONE_RUN = Setting(True, "test_loss trains a full-fidelity run and scor
                             type=bool)
 
 
+PAPER_PRESET = "paper"
+
+
 class LiveTrainingBenchmark(Benchmark):
-    """Base of the benchmarks that train a network per evaluation (data, fidelity, cached test loss)."""
+    """Base of the benchmarks that train a network per evaluation (data, fidelity, cached test loss).
+
+    Presets (issue 27): a ``preset`` setting names a set of settings shared by ``run``,
+    ``evaluate`` and the protocols (``--benchmark-set preset=cpu_small``). ``paper`` is the
+    defaults (the paper's sizes, what a GPU is for); ``cpu_small`` trains small networks on a
+    few thousand images for a few epochs on one CPU thread, a try in seconds to minutes.
+    Settings given explicitly win over the preset's; the resolved settings, preset included,
+    are what provenance records. ``benchsuite describe`` lists each preset's values."""
 
     needs = ("torch",)  # the [nas] extra
     kind = "live"
     fidelity_setting: ClassVar[str] = "epochs"  # the integer setting that is the full fidelity
     fidelity_unit: ClassVar[str] = "training epochs"
     low_fidelity_frac: ClassVar[float] = 0.0  # lowest fidelity as a fraction of the full one (at least 1)
+    #: presets besides ``paper`` (the defaults): name -> the settings it sets
+    presets: ClassVar[dict[str, dict[str, Any]]] = {}
+    #: one line on what a paper-sized trial costs where it was measured (``benchsuite run`` prints it)
+    paper_cost: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("settings_spec")
+        if cls.presets and spec is not None and "preset" not in spec:
+            names = (PAPER_PRESET, *cls.presets)
+            cls.settings_spec = {"preset": Setting(PAPER_PRESET, "named settings: " + "; ".join(
+                f"{n} ({cls.preset_summary(n)})" for n in names) + "; settings given explicitly win", type=str,
+                choices=names), **spec}
+
+    @classmethod
+    def preset_summary(cls, name: str) -> str:
+        """The preset's settings in a few words, for ``describe``."""
+        if name == PAPER_PRESET:
+            return "the defaults: the paper's sizes"
+        return ", ".join(f"{k}={v}" for k, v in cls.preset_settings(name, {}).items())
+
+    @classmethod
+    def preset_settings(cls, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """What preset ``name`` sets, given the explicit settings (a subclass may let them shape it)."""
+        return dict(cls.presets.get(name, {}))
 
     def __init__(self, **settings: Any):
         self._splits: ArraySplits | None = None
         self._param_counts: dict[Any, int] = {}  # nominal_cost's parameter count per configuration
+        name = settings.get("preset", PAPER_PRESET)
+        if isinstance(name, str) and name in self.presets:  # an unknown name fails in resolve_settings
+            settings = {**self.preset_settings(name, settings), **settings}
         super().__init__(**settings)
+
+    def paper_sized_notice(self) -> str:
+        """One line for a run with the paper's settings: what each trial trains and what that cost where measured."""
+        st = self.settings
+        full = self.full_fidelity()
+        n = st.get("n_train")
+        data = f" on {n:,} training examples" if isinstance(n, int) and n > 0 else ""
+        cost = f" ({self.paper_cost})" if self.paper_cost else ""
+        quick = " or ".join(f"--benchmark-set preset={p}" for p in self.presets)
+        return (f"{self.name} at the paper's size: each trial trains a network for up to {full:,} "
+                f"{self.fidelity_unit}{data}{cost}; for a quick try: {quick}")
 
     # -- to fill in ---------------------------------------------------------------------------------
     def load(self) -> ArraySplits:

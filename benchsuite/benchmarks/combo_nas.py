@@ -116,6 +116,9 @@ class ComboNas(LiveTrainingBenchmark):
     description = ("COMBO's NAS cell: 31 binaries (5 states x 2 type bits + 21 edges), CIFAR-10 validation "
                    "error + 0.02 * FLOPs / max FLOPs, trained live (combo.txt Sec. 4.4)")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    presets = {"cpu_small": {"channels": 4, "n_train": 500, "n_val": 200, "n_test": 200, "epochs": 1, "n_repeats": 1,
+                              "device": "cpu", "threads": 1}}  # protocols/default_combo_nas.yaml's sizes
+    paper_cost = "up to about 7 minutes per trial (4 trainings of 20 epochs) on one H200, perf/results/gpu_epochs_h200.json"
     # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
     test_settings = {"channels": 4, "n_train": 300, "n_val": 200, "n_test": 100, "epochs": 2, "n_repeats": 1,
                      "test_eval": False, "device": "cpu", "threads": 1}

@@ -40,7 +40,7 @@ optimizers see on ``nb201_*``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -101,6 +101,14 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
     description = ("DeepArchitect search space (nasbench, nasnet, flat, genetic or nb201) trained live on "
                    "CIFAR-10 with the paper's search recipe (Adam 1e-3, 25 epochs); validation error, seconds")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    presets = {"cpu_small": {"n_train": 500, "n_val": 250, "n_test": 250, "epochs": 1, "batch_size": 125,
+                              "device": "cpu", "threads": 1}}  # protocols/deeparchitect_spaces_cpu.yaml's sizes
+    #: cpu_small's network sizes per space (protocols/deeparchitect_spaces_cpu.yaml)
+    SMALL_SPACE_OPTIONS: ClassVar[dict[str, dict[str, Any]]] = {
+        "genetic": {"filters_per_stage": [8, 16, 32], "fc_units": 64}, "flat": {"c0": 4},
+        "nasbench": {"init_filters": 8, "cells_per_stack": 1}, "nasnet": {"init_filters": 4, "num_normal_cells": 2}}
+    paper_cost = ("on one H200, a 25-epoch trial took about 1 minute in the Genetic space, 3 in Nasbench, "
+                  "16-18 in Flat and Nasnet, perf/results/gpu_epochs_h200.json")
     # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
     test_settings = {"space": "genetic", "space_options": {"filters_per_stage": [4, 8, 8], "fc_units": 16},
                      "n_train": 128, "n_val": 64, "n_test": 64, "epochs": 2, "batch_size": 64,
@@ -123,6 +131,15 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
         "test_eval": TEST_EVAL_ONE_RUN,
         **DEVICE_SETTINGS,
     }
+
+    @classmethod
+    def preset_settings(cls, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
+        """cpu_small also shrinks the chosen space's networks (its ``space_options``)."""
+        out = super().preset_settings(name, given)
+        small = cls.SMALL_SPACE_OPTIONS.get(str(given.get("space", "genetic")))
+        if name == "cpu_small" and small is not None:
+            out["space_options"] = dict(small)
+        return out
 
     def setup(self) -> None:
         from ..architectures.deeparchitect import make_space

@@ -176,6 +176,9 @@ class _NasbotMLP(_NasbotLive):
 
     net_kind = "mlp"
     dataset: ClassVar[str] = ""
+    presets = {"cpu_small": {"iterations": 1000, "eval_every": 200, "optimizer": "adam", "lr": 0.001,
+                             "max_num_layers": 15, "max_num_units_per_layer": 64, "device": "cpu", "threads": 1}}
+    # protocols/nasbot_cpu.yaml's settings
     # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
     test_settings = {"iterations": 30, "eval_every": 10, "n_train": 600, "n_val": 300, "lr": 0.01,
                      "max_num_layers": 10, "max_num_units_per_layer": 32, "test_eval": False, "device": "cpu",
@@ -273,6 +276,9 @@ class NasbotCnnCifar10(_NasbotLive):
     description = ("NASBOT layer-graph CNN on CIFAR-10 (40k/10k/10k), SGD momentum, 60K iterations of 32 images; "
                    "validation error; live")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    presets = {"cpu_small": {"iterations": 300, "eval_every": 100, "n_train": 2000, "n_val": 500, "n_test": 500,
+                              "max_num_layers": 15, "max_num_units_per_layer": 32, "device": "cpu", "threads": 1}}
+    paper_cost = "about 15 minutes per 60K-iteration trial on one H200, perf/results/gpu_epochs_h200.json"
     # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
     test_settings = {"iterations": 20, "eval_every": 10, "batch_size": 16, "n_train": 200, "n_val": 100,
                      "n_test": 100, "max_num_layers": 10, "max_num_units_per_layer": 16, "test_eval": False,

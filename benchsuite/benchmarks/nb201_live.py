@@ -84,6 +84,9 @@ class Nb201Live(LiveTrainingBenchmark):
     description = ("NAS-Bench-201 cell (6 edges x 5 ops) trained live on CIFAR-10 with the benchmark's recipe "
                    "(SGD-Nesterov, cosine 0.1 -> 0, 200 epochs); validation error, measured seconds")
     requirements = Requirements(data=("cifar10/cifar-10-python.tar.gz",), gpu="optional")
+    presets = {"cpu_small": {"channels": 8, "cells_per_stage": 1, "n_train": 2000, "n_val": 1000, "n_test": 1000,
+                              "epochs": 4, "device": "cpu", "threads": 1}}
+    paper_cost = "about 16 minutes per 200-epoch trial on one H200 at 4.7 s per epoch, perf/results/gpu_epochs_h200.json"
     # tiny data, few steps, no test-set training: check_benchmark in seconds (tests/test_every_plugin.py)
     test_settings = {"channels": 4, "cells_per_stage": 1, "n_train": 256, "n_val": 256, "n_test": 256,
                      "epochs": 2, "batch_size": 128, "test_eval": False, "device": "cpu", "threads": 1}
