@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv (if missing) and install benchsuite with every extra ([all]: nas, bo, svm, plot, workflow,
-# smac, tpe) and the test tools.
+# smac, tpe), the test tools and the documentation builder ([docs]).
 # torch is pinned to 2.13.0: on these machines that resolves to the CPU wheel in /opt/wheels;
 # an unpinned torch would pull a multi-GB CUDA build.
 set -euo pipefail
@@ -16,4 +16,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 FIND_LINKS=()
 [ -d /opt/wheels ] && FIND_LINKS=(--find-links /opt/wheels)
-VIRTUAL_ENV=.venv uv pip install --quiet --compile-bytecode "${FIND_LINKS[@]}" "torch==2.13.0" -e ".[all,test]"
+VIRTUAL_ENV=.venv uv pip install --quiet --compile-bytecode "${FIND_LINKS[@]}" "torch==2.13.0" -e ".[all,test,docs]"

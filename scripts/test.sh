@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # say what the otherwise silent install is doing (about a minute the first time, seconds after)
-echo "test.sh: installing benchsuite[all,test] into .venv with uv ..." >&2
+echo "test.sh: installing benchsuite[all,test,docs] into .venv with uv ..." >&2
 T0=$SECONDS
 bash scripts/setup_env.sh
 echo "test.sh: .venv ready in $((SECONDS - T0)) s; running the tests" >&2
