@@ -146,7 +146,10 @@ def read_partial(out: Path) -> Resume | None:
     from .results import load_result, read_provenance
 
     path = partial_path(out)
-    if not path.exists():
+    try:
+        if not path.is_file():
+            return None
+    except OSError:  # a path the file system cannot even look up holds no partial file
         return None
     try:
         load_result(path)  # the one reader's checks (truncation, columns, n_trials)
@@ -181,7 +184,9 @@ def _say_resumed(earlier: Resume | None) -> None:
 def partial_path(out: Path) -> Path:
     """Where an interrupted run keeps its finished trials: ``<out>.partial.csv``, never ``out`` itself (a
     workflow would take a file at ``out`` for a finished run)."""
-    return out.with_name(out.name + ".partial.csv")
+    from .locks import sidecar_path
+
+    return sidecar_path(out, ".partial.csv")
 
 
 def _keep_partial(target: Path | None, exc: BaseException) -> None:

@@ -37,14 +37,20 @@ def _alive(pid: int, start: str | None = None) -> bool:
     return True
 
 
-def _lock_next_to(out: Path) -> Path:
-    """The lock file of a result file (a long name shortened, with a checksum of the whole, to fit NAME_MAX)."""
+def sidecar_path(out: Path, suffix: str) -> Path:
+    """A file next to a result file, named after it plus ``suffix`` (``.lock``, ``.partial.csv``); a long name is
+    shortened, with a checksum of the whole, so that the sidecar's name still fits NAME_MAX."""
     import zlib
 
     name = out.name
     if len(os.fsencode(name)) > 240:
         name = f"{name[:200]}.{zlib.crc32(os.fsencode(name)):08x}"
-    return out.with_name(name + ".lock")
+    return out.with_name(name + suffix)
+
+
+def _lock_next_to(out: Path) -> Path:
+    """The lock file of a result file."""
+    return sidecar_path(out, ".lock")
 
 
 def judge_lock(raw: str, mtime: float, creating_s: float) -> tuple[bool, str | None]:

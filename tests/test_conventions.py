@@ -48,10 +48,10 @@ def test_the_core_dependencies_are_only_what_tables_and_synthetic_benchmarks_nee
     assert {"torch", "pot"} <= extra["nas"] and "emcee" in extra["bo"] and "scikit-learn" in extra["svm"]
     assert "snakemake" in extra["workflow"] and "optuna" in extra["tpe"] and "smac" in extra["smac"]
     assert {"botorch", "gpytorch", "torch"} <= extra["botorch"]
-    # [all] is every extra but the test tools, through the package itself
+    # [all] is every extra but the developers' tools (tests, the documentation site), through the package itself
     (all_req,) = PYPROJECT["project"]["optional-dependencies"]["all"]
     listed = set(re.search(r"\[(.*)\]", all_req).group(1).split(","))
-    assert listed == set(extra) - {"test", "all"}
+    assert listed == set(extra) - {"test", "docs", "all"}
     # every optional module the registry can name is installed by the extra it names
     pip_name = {"ot": "pot", "sklearn": "scikit-learn", "scikit_posthocs": "scikit-posthocs"}
     for module, name in extras.MODULE_EXTRA.items():
