@@ -402,7 +402,8 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
             return
         if not tty:
             now = time.monotonic()
-            if now - last_line[0] >= 30.0 or (args.budget_evals and n >= args.budget_evals):
+            # the first finished trial says the run is alive; then a line every 30 s, and the last
+            if n == 1 or now - last_line[0] >= 30.0 or (args.budget_evals and n >= args.budget_evals):
                 last_line[0] = now
                 total = f"/{args.budget_evals}" if args.budget_evals else ""
                 print(f"{args.optimizer} on {args.benchmark}: {n}{total} trials, {clock_name} {clock:,.0f} s, "

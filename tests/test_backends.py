@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -201,15 +202,20 @@ def test_an_interrupted_run_keeps_its_finished_trials_beside_the_output(tmp_path
     out = tmp_path / "r.csv"
     proc = subprocess.Popen([sys.executable, "-m", "benchsuite.cli", "run", "-b", "sleep_branin", "-o",
                              "random_search", "--budget-evals", "500", "--workers", "2", "--backend", "local",
-                             "--benchmark-set", "sleep_s=0.2", "-q", "--out", str(out)],
+                             "--benchmark-set", "sleep_s=0.2", "--out", str(out)],
                             env=env, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 30
-        while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.3)
-        time.sleep(3.0)  # a dozen 0.2 s trials finish meanwhile
+        deadline = time.monotonic() + 120  # a loaded machine starts worker processes slowly
+        while not any(" 1/500 trials" in x for x in lines) and time.monotonic() < deadline:
+            time.sleep(0.2)  # the driver's first progress line: a trial has finished
+        time.sleep(1.0)  # a few more 0.2 s trials finish meanwhile
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        proc.wait(timeout=30)
+        reader.join(timeout=10)
+        err = "".join(lines)
     finally:
         if proc.poll() is None:
             proc.kill()
