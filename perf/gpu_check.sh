@@ -3,6 +3,7 @@
 #   1. the tests marked `gpu` (full-size epochs of nb201_live and combo_nas on CUDA, mixed precision);
 #   2. perf/bench_gpu_epochs.py: seconds per epoch of every GPU-sized live benchmark at its protocol's
 #      size, the basis of the scorecard's GPU-hours estimates.
+#   3. a 3-trial `benchsuite run` of nb201_live on CUDA (the command line, the runner, the result file).
 #
 #   DATA=/path/with/cifar10_jpeg OUT=/where/logs/go bash perf/gpu_check.sh [bench_gpu_epochs.py options]
 #
@@ -27,3 +28,8 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>&1 | tee 
 "$PY" -m pytest -p no:cacheprovider -m gpu -q -s -o addopts="" --strict-markers \
     tests/test_training.py tests/test_nb201_live.py tests/test_combo_nas.py 2>&1 | tee "$OUT/pytest_gpu.log"
 "$PY" perf/bench_gpu_epochs.py --device cuda --json "$OUT/gpu_epochs.json" "$@" 2>&1 | tee "$OUT/gpu_epochs.log"
+# 3. the whole run path on CUDA: a 3-trial run of a live benchmark through the command line, result file checked
+"$PY" -m benchsuite.cli run -b nb201_live -o random_search --budget-evals 3 --benchmark-set preset=cpu_small \
+    --benchmark-set device=cuda --out "$OUT/nb201_live_cuda_run.csv" 2>&1 | tee "$OUT/run_cuda.log"
+"$PY" -c "import json, sys; from benchsuite.results import load_result; df = load_result(sys.argv[1]); \
+print(len(df), 'trials on', sorted({json.loads(i).get('device') for i in df['info']}))" "$OUT/nb201_live_cuda_run.csv"
