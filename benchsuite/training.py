@@ -162,11 +162,14 @@ class TrainOutcome:
     precision: str = "fp32"           # "fp32", "bf16" or "fp16" (autocast)
     stopped_early: bool = False
     iterations_run: int = 0           # SGD steps taken
+    cpu_threads: int | None = None    # torch's intra-op threads during a CPU run (None on a GPU)
 
     def to_result(self, extra: dict | None = None) -> Result:
         """A :class:`Result` (loss = final validation loss, cost = seconds) with the curve in ``info``."""
         info: dict[str, Any] = {"curve": self.curve, "n_params": self.n_params, "device": self.device,
                                 "epochs_run": self.epochs_run, "precision": self.precision}
+        if self.cpu_threads is not None:
+            info["cpu_threads"] = self.cpu_threads
         if self.stopped_early:
             info["stopped_early"] = True
         if self.test_loss is not None:
@@ -535,10 +538,12 @@ def train(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Tra
     failure = ""
     val_loss = math.nan
     prev_threads = torch.get_num_threads()
+    cpu_threads: int | None = None
     prev_benchmark = torch.backends.cudnn.benchmark
     try:
         if settings.threads is not None and device.type == "cpu":
             torch.set_num_threads(settings.threads)
+        cpu_threads = torch.get_num_threads() if device.type == "cpu" else None
         if device.type == "cuda":
             torch.backends.cudnn.benchmark = True  # many epochs of the same shapes: autotuning pays
         with _seeded_torch(torch_seed, device):
@@ -572,4 +577,4 @@ def train(build: Callable[[], torch.nn.Module], data: ArraySplits, settings: Tra
                         n_params=state.n_params, device=str(device), epochs_run=state.epochs_run,
                         test_loss=None if failure else state.test_loss, best_val_loss=state.best,
                         precision=precision, stopped_early=state.stopped_early,
-                        iterations_run=state.iterations_run)
+                        iterations_run=state.iterations_run, cpu_threads=cpu_threads)

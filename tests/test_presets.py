@@ -66,5 +66,11 @@ def test_a_live_run_prints_training_progress(tmp_path: Path, capsys: pytest.Capt
     assert main([*args, "--out", str(tmp_path / "r.csv")]) == 0
     err = capsys.readouterr().err
     assert "  training: epoch 1/" in err and "at the paper's size" not in err
+    # the threads a CPU trial trained with are in its info (test settings: one)
+    import json
+
+    from benchsuite.results import load_result
+
+    assert json.loads(load_result(tmp_path / "r.csv")["info"].iloc[0])["cpu_threads"] == 1
     assert main([*args, "--out", str(tmp_path / "q.csv"), "--quiet"]) == 0
     assert "training:" not in capsys.readouterr().err
