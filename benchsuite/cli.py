@@ -335,6 +335,13 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
                            meta)
 
 
+def _say_paper_sized(benchmark: str) -> None:
+    """Print :func:`_paper_sized_notice` on stderr when there is one."""
+    notice = _paper_sized_notice(benchmark)
+    if notice:
+        print(f"benchsuite: {notice}", file=sys.stderr, flush=True)
+
+
 def _paper_sized_notice(benchmark: str) -> str:
     """For a live benchmark run with no settings given: what each trial trains and what that cost (else '')."""
     from . import registry
@@ -449,9 +456,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
         return _plugin_errors(what, _log_next_to(out), debug=args.pdb)
 
     if not args.quiet and not bench_settings:
-        notice = _paper_sized_notice(args.benchmark)
-        if notice:
-            print(f"benchsuite: {notice}", file=sys.stderr, flush=True)
+        _say_paper_sized(args.benchmark)
     training_lines = None if args.quiet else _TrainingProgress(bars)
     if training_lines is not None:
         training_lines.attach()
@@ -503,9 +508,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     else:
         config, fidelity = bench.check(raw, args.fidelity)
     if not settings:
-        notice = _paper_sized_notice(args.benchmark)
-        if notice:
-            print(f"benchsuite: {notice}", file=sys.stderr, flush=True)
+        _say_paper_sized(args.benchmark)
     lines = _TrainingProgress([])
     lines.attach()
     try:

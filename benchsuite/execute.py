@@ -60,7 +60,7 @@ def resolve_optimizer(optimizer: str | type[Optimizer]) -> type[Optimizer]:
 
 @contextlib.contextmanager
 def _partial_on_interrupt(target: Path | None) -> Any:
-    """Keep an interrupted real-backend run's finished trials in ``<out>.partial.csv``, then let the interrupt go on."""
+    """Keep an interrupted run's finished trials in ``<out>.partial.csv``, then let the interrupt go on."""
     try:
         yield
     except KeyboardInterrupt as exc:
@@ -143,7 +143,7 @@ def read_partial(out: Path) -> Resume | None:
     import sys
 
     from .errors import DataError
-    from .results import load_result, read_provenance
+    from .results import load_result
 
     path = partial_path(out)
     try:
@@ -152,9 +152,8 @@ def read_partial(out: Path) -> Resume | None:
     except OSError:  # a path the file system cannot even look up holds no partial file
         return None
     try:
-        load_result(path)  # the one reader's checks (truncation, columns, n_trials)
-        prov = read_provenance(path)
-        with open(path, encoding="utf-8") as fh:
+        prov = load_result(path).attrs["provenance"]  # the one reader's checks (truncation, columns, n_trials)
+        with open(path, encoding="utf-8") as fh:  # the cells as written, so floats and JSON reuse exactly
             fh.readline()
             rows = list(csv.DictReader(io.StringIO(fh.read())))
     except (DataError, OSError, UnicodeDecodeError) as exc:
@@ -190,7 +189,7 @@ def partial_path(out: Path) -> Path:
 
 
 def _keep_partial(target: Path | None, exc: BaseException) -> None:
-    """Write an interrupted real-backend run's finished trials next to ``target`` (atomically), and say so."""
+    """Write an interrupted run's finished trials next to ``target`` (atomically), and say so."""
     import sys
 
     from .results import format_result, write_result_text

@@ -136,7 +136,7 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
     def preset_settings(cls, name: str, given: Mapping[str, Any]) -> dict[str, Any]:
         """cpu_small also shrinks the chosen space's networks (its ``space_options``)."""
         out = super().preset_settings(name, given)
-        small = cls.SMALL_SPACE_OPTIONS.get(str(given.get("space", "genetic")))
+        small = cls.SMALL_SPACE_OPTIONS.get(str(given.get("space", cls.settings_spec["space"].default)))
         if name == "cpu_small" and small is not None:
             out["space_options"] = dict(small)
         return out
