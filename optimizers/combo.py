@@ -73,6 +73,25 @@ def kernel_for_space(space: Space, categorical_graph: str = "complete") -> Diffu
     return DiffusionKernel(graphs)
 
 
+def unique_rows(codes: np.ndarray, n_levels: np.ndarray) -> np.ndarray:
+    """``np.unique(codes, axis=0)``: the distinct rows in lexicographic order, the same array.
+
+    Rows of level codes are packed into one mixed-radix integer each (first variable most
+    significant, so integer order is lexicographic row order) and those are made unique, which
+    is ~100x faster than ``axis=0`` on 20,000 rows (issue 24 item 3); spaces whose codes do not
+    fit in 63 bits take ``np.unique(axis=0)`` itself.
+    """
+    codes = np.asarray(codes)
+    n_levels = np.asarray(n_levels, dtype=np.int64)
+    if codes.ndim != 2 or len(codes) == 0 or float(np.prod(n_levels.astype(float))) >= 2.0**63:
+        return np.unique(codes, axis=0)
+    key = np.zeros(len(codes), dtype=np.int64)
+    for j in range(codes.shape[1]):
+        key = key * n_levels[j] + codes[:, j]
+    _, first = np.unique(key, return_index=True)
+    return codes[first]
+
+
 def _keys(codes: np.ndarray) -> list[bytes]:
     c = np.ascontiguousarray(np.asarray(codes, dtype=np.int32))
     return [row.tobytes() for row in c]
@@ -207,7 +226,7 @@ class Combo(Optimizer):
         rand = self.space.sample_codes(self.rng, int(s["n_random"]))
         nb, _ = k.neighbours(x_best[None, :])
         spray = nb[self.rng.permutation(len(nb))[: int(s["n_spray"])]]
-        cand = np.unique(np.concatenate([spray, rand]), axis=0)
+        cand = unique_rows(np.concatenate([spray, rand]), k.n_levels)
         vals = acq(cand)
         order = np.argsort(-vals, kind="stable")[: int(s["n_ascent"])]
         starts, start_vals = cand[order], vals[order]
@@ -218,7 +237,7 @@ class Combo(Optimizer):
             if _keys(ends[idx:idx + 1])[0] not in seen:
                 return ends[idx], float(end_vals[idx])
         nb, _ = k.neighbours(ends)
-        nb = np.unique(nb, axis=0)
+        nb = unique_rows(nb, k.n_levels)
         fresh = np.array([key not in seen for key in _keys(nb)], dtype=bool)
         if fresh.any():
             nb = nb[fresh]

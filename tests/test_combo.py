@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from benchsuite.optimizers.acquisition.functions import integrated_ei
-from benchsuite.optimizers.combo import Combo, kernel_for_space
+from benchsuite.optimizers.combo import Combo, kernel_for_space, unique_rows
 from benchsuite.optimizers.inference.horseshoe import horseshoe_log_prior
 from benchsuite.optimizers.inference.slice_sampling import slice_sample_1d, slice_sample_chain
 from benchsuite.optimizers.kernels.diffusion import (DiffusionKernel, complete_eigensystem, graph_eigensystem,
@@ -79,6 +79,23 @@ def test_kernel_cross_gram_diag_and_batches_agree():
             direct *= k.factor(i, betas[s, i])[X1[:, i][:, None], X2[:, i][None, :]]
         assert np.allclose(np.exp(lg[s]), direct, rtol=1e-10)
         assert np.allclose(np.exp(k.log_diag(betas, X2)[s]), np.diag(k.gram(betas[s], X2)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("levels", [[2] * 60, [2, 5, 3, 7], [4096] * 6])
+def test_unique_rows_is_numpys_unique_along_rows(levels):
+    """The packed-key path (and its fallback past 63 bits) returns np.unique(axis=0) exactly."""
+    rng = np.random.default_rng(len(levels))
+    n_levels = np.array(levels)
+    codes = rng.integers(0, n_levels, size=(3000, len(levels)))
+    codes = np.concatenate([codes, codes[:500]])  # duplicates
+    np.testing.assert_array_equal(unique_rows(codes, n_levels), np.unique(codes, axis=0))
+
+
+def test_onehot_marks_each_variables_level_above_the_baseline():
+    k = DiffusionKernel([graph_eigensystem("path", 3), graph_eigensystem("complete", 2), graph_eigensystem("path", 4)])
+    X = np.array([[0, 0, 0], [2, 1, 3], [1, 0, 2]])
+    expected = np.array([[0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 1], [1, 0, 0, 0, 1, 0]], dtype=float)
+    np.testing.assert_array_equal(k.onehot(X), expected)
 
 
 def test_neighbours_are_the_product_graph_edges():

@@ -161,10 +161,8 @@ class DiffusionKernel:
         """``(n, width)`` indicator of levels ``>= 1`` (level 0 is each variable's baseline)."""
         X = np.asarray(X)
         out = np.zeros((X.shape[0], self.width))
-        rows = np.arange(X.shape[0])
-        for i in range(self.d):
-            nz = X[:, i] > 0
-            out[rows[nz], self.offsets[i] + X[nz, i] - 1] = 1.0
+        r, i = np.nonzero(X > 0)  # all variables at once: one scatter
+        out[r, self.offsets[i] + X[r, i] - 1] = 1.0
         return out
 
     def _row_terms(self, log_factors: list[np.ndarray], X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 from ..inference.horseshoe import horseshoe_log_prior
 from ..inference.slice_sampling import slice_sample_1d
 from ..kernels.diffusion import DiffusionKernel
-from .linalg import cholesky_jitter, log_marginal_likelihood, posterior
+from .linalg import cho_solve, cholesky_jitter, log_marginal_likelihood, posterior
 from .posterior import Posterior
 
 # --------------------------------------------------------------------------------------------
@@ -282,6 +282,8 @@ class GPPosterior:
         K[:, idx, idx] += self.noises[:, None]
         self.L = np.stack([cholesky_jitter(K[s])[0] for s in range(self.S)])
         self.y_centred = self.y - self.means[:, None]
+        # K^-1 (y - mean) per sample, solved once here rather than at every predict call
+        self.alpha = np.stack([cho_solve(self.L[s], self.y_centred[s][:, None])[:, 0] for s in range(self.S)])
         self._base, self._A = self.kernel._row_terms(self.log_factors, self.X)
 
     def best(self) -> np.ndarray:
@@ -302,7 +304,7 @@ class GPPosterior:
             Ks = self.amps[:, None, None] * np.exp(log_ks)
             kss = self.amps[:, None] * np.exp(self.kernel.log_diag(self.betas, Cb, log_factors=self.log_factors))
             for s in range(self.S):  # 2-D calls: one triangular solve (BLAS trsm) per sample
-                mu, var = posterior(self.L[s], self.y_centred[s], Ks[s], kss[s])
+                mu, var = posterior(self.L[s], self.y_centred[s], Ks[s], kss[s], alpha=self.alpha[s])
                 means[s, a:a + chunk] = mu + self.means[s]
                 variances[s, a:a + chunk] = var
         return Posterior(means, variances, self.noises)

@@ -136,14 +136,17 @@ def log_marginal_likelihood(L: np.ndarray, y_centred: np.ndarray) -> np.ndarray:
 
 
 def posterior(L: np.ndarray, y_centred: np.ndarray, K_star: np.ndarray, k_star_diag: np.ndarray,
-              full_cov: bool = False, K_star_star: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+              full_cov: bool = False, K_star_star: np.ndarray | None = None,
+              alpha: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean (centred) and variance (or covariance) at test points.
 
     ``L``: ``(..., n, n)`` factor of the training covariance (noise included);
     ``K_star``: ``(..., n, m)`` train-test cross covariance; ``k_star_diag``: ``(..., m)`` prior
-    variances at the test points (noise-free); ``K_star_star`` ``(..., m, m)`` when ``full_cov``.
+    variances at the test points (noise-free); ``K_star_star`` ``(..., m, m)`` when ``full_cov``;
+    ``alpha``: ``K^-1 y_centred`` (:func:`cho_solve`) when the caller keeps it between calls.
     """
-    alpha = cho_solve(L, y_centred[..., None])[..., 0]
+    if alpha is None:
+        alpha = cho_solve(L, y_centred[..., None])[..., 0]
     mean = np.einsum("...nm,...n->...m", K_star, alpha)
     V = tri_solve(L, K_star)
     if full_cov:
