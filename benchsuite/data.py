@@ -208,6 +208,15 @@ def verify(path: Path, entry: DataFile) -> None:
 
 
 def _download(entry: DataFile, dest: Path) -> None:
+    """Fetch ``entry`` to ``dest`` through a temporary file in the same folder: verified, then renamed.
+
+    Kept rather than pooch (issue 27 item 8, weighed 2026-11-26): ``pooch.retrieve`` gives the same
+    temp-file, sha256 and rename guarantees, but brings 7 more packages (requests, urllib3, certifi,
+    charset-normalizer, idna, platformdirs, packaging: 4.1 MB) into the slim core install that only
+    needs numpy, scipy, pandas and h5py, and it has no place for the manifest's second accepted
+    checksum (``raw_sha256``: the same file stored gunzipped) nor for our one-line errors that say
+    what to do. Ours is the standard library's ``urllib`` and these 25 lines.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
