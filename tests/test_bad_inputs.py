@@ -331,10 +331,15 @@ def test_unwritable_directory_is_refused(capsys, tmp_path, monkeypatch):
 
 
 def test_a_name_just_under_the_limit_is_written(capsys, tmp_path):
-    """The temporary name is shortened: a final name of 250 bytes still gets written."""
+    """The temporary name is shortened: a final name of 250 bytes still gets written, and its provenance file
+    (whose name is shortened the same way)."""
+    from benchsuite.results import load_result, provenance_path
+
     out = tmp_path / ("a" * 246 + ".csv")
     assert main([*RUN, "--out", str(out), "--quiet"]) == 0
-    assert out.is_file() and [p.name for p in tmp_path.iterdir()] == [out.name]
+    assert out.is_file() and sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name,
+                                                                                  provenance_path(out).name])
+    assert len(load_result(out)) > 0
 
 
 # -- 5. configurations and data given on the command line --------------------------------------
@@ -831,7 +836,7 @@ def test_a_successful_run_removes_a_stale_traceback_log(tmp_path):
     out = tmp_path / "r.csv"
     (tmp_path / "r.csv.traceback.log").write_text("from an earlier, failed attempt\n")
     assert main([*RUN, "--quiet", "--out", str(out)]) == 0
-    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.provenance.json"]
 
 
 @pytest.mark.parametrize("where", ["setup", "evaluate"])
