@@ -181,6 +181,8 @@ rule run:
         # a run on a tabulated benchmark waits for its table when the table is missing
         lambda wc: _missing_tables(_job(wc)[1].benchmark.name),
     output:
+        # the CSV only: its provenance file (repNNN.provenance.json) is written just before the CSV is renamed
+        # into place, so the CSV's presence is the run's completion; a rerun replaces a provenance file left alone
         _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.csv"),
     log:
         _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.log"),

@@ -13,7 +13,8 @@ same result file when ``out`` is given) and returns the run as :func:`load_resul
 load its file. Frames have one row per finished trial: the result file's columns (see
 :mod:`benchsuite.results`) behind the run's labels (``benchmark``, ``optimizer``,
 ``seed``, ``repetition``, ``optimum``, ``evaluation``...; :func:`benchsuite.analysis.load_runs`);
-``df.attrs["provenance"]`` lists each run's provenance record. :func:`plot` draws the
+``df.attrs["provenance"]`` holds the provenance record: a dict for one run (:func:`run`, or
+:func:`load_results` of one file), a list of them for several. :func:`plot` draws the
 workflow's median and quartile figure (:func:`benchsuite.analysis.plots.curves_figure`) from such a
 frame. pandas and matplotlib are imported when a function needs them, not on import.
 """
@@ -67,7 +68,7 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
                           initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
-    frame.attrs["provenance"] = [prov]
+    frame.attrs["provenance"] = prov
     return frame
 
 
@@ -121,17 +122,21 @@ def _load_checked(path: Path) -> tuple[pd.DataFrame, dict[str, Any]]:
 def load_results(folder_or_files: PathLike | Iterable[PathLike]) -> pd.DataFrame:
     """Load result files (a folder, searched recursively for ``*.csv``, a file, or a list) into one DataFrame.
 
-    One row per trial: the run's labels from each file's provenance header (``benchmark``,
-    ``optimizer``, ``seed``, ``repetition``, ...) in front of the file's own columns;
-    ``df.attrs["provenance"]`` lists every file's provenance with its ``path``. A file
-    that is not a complete benchsuite result file raises :class:`DataError` naming it.
+    One row per trial: the run's labels from each file's provenance (``benchmark``,
+    ``optimizer``, ``seed``, ``repetition``, ...) in front of the file's own columns
+    (:data:`benchsuite.results.COLUMNS`). ``df.attrs["provenance"]`` is the file's provenance
+    record (a dict, with its ``path``) when ``folder_or_files`` names one file, and the list of
+    every file's record when it names a folder or a list. A file that is not a complete
+    benchsuite result file (format 2: the CSV without its provenance file, or not the CSV that
+    file records) raises :class:`DataError` naming it.
     """
     import pandas as pd
 
     loaded = [_load_checked(p) for p in _result_files(folder_or_files)]
     df = pd.concat([frame for frame, _ in loaded], ignore_index=True)
     provs = [prov for _, prov in loaded]
-    df.attrs["provenance"] = provs
+    one_file = isinstance(folder_or_files, (str, os.PathLike)) and not Path(folder_or_files).is_dir()
+    df.attrs["provenance"] = provs[0] if one_file else provs
     return df
 
 
@@ -146,7 +151,8 @@ def _analysis_frame(df_or_folder: Any, quantity: str, who: str) -> tuple[pd.Data
     if quantity not in QUANTITY_LABELS:
         raise InvalidSettingError(f"{who}: quantity={quantity!r} must be one of {list(QUANTITY_LABELS)}")
     df = df_or_folder if isinstance(df_or_folder, pd.DataFrame) else load_results(df_or_folder)
-    provenance = list(df.attrs.get("provenance", []))
+    provenance = df.attrs.get("provenance", [])
+    provenance = [provenance] if isinstance(provenance, Mapping) else list(provenance)
     # pandas deep-copies attrs on every operation: hundreds of provenance records made the
     # analysis steps ten times slower (81 s -> 8 s for the 467 runs of results/nb201)
     df = df.copy(deep=False)

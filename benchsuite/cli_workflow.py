@@ -378,7 +378,7 @@ def keep_completed_runs(root: str | os.PathLike, protocols: dict[str, Any]) -> l
     A run whose process outlived a killed Snakemake (or finished just before Snakemake was
     killed) leaves a complete result file that Snakemake marks incomplete, and the next
     Snakemake (``rerun-incomplete``) would delete and redo it. A file whose run belongs to
-    ``protocols`` and that :func:`~benchsuite.results.load_result` reads in full (its header's
+    ``protocols`` and that :func:`~benchsuite.results.load_result` reads in full (its provenance's
     ``n_trials`` equals its rows; protocol, seed and repetition those of the run) is kept: its
     mark is removed, as Snakemake's ``--cleanup-metadata`` would (its metadata record, when an
     earlier run left one, is kept so that Snakemake's parameter trigger still applies), with

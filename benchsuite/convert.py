@@ -1,4 +1,5 @@
-"""Public converters from a benchsuite :class:`~benchsuite.space.Space` to ConfigSpace and to Optuna.
+"""Public converters from a benchsuite :class:`~benchsuite.space.Space` to ConfigSpace and to Optuna, and
+from a run's trials to the data frames of Optuna and Syne Tune.
 
 Use them to drive an outside optimizer library on a benchsuite benchmark (the SMAC and TPE
 bridges do)::
@@ -28,17 +29,33 @@ numeric Parzen estimators need. ``ordinal_as="categorical"`` gives the index as 
 unordered choice instead (what an ``hp.choice`` encoding in hyperopt does). Variable
 names and defaults carry over; architecture spaces (a :class:`~benchsuite.space.SearchSpace`
 that is not a :class:`~benchsuite.space.Space`) have no equivalent and are refused.
+
+A run's trials (the frame of :func:`benchsuite.results.load_result`, :func:`benchsuite.load_results`
+of one file or :func:`benchsuite.run`) in the columns other libraries' tools read; neither
+library is needed for this:
+
+- :func:`to_optuna_trials`: the columns of Optuna's ``study.trials_dataframe()``: ``number``
+  (the trial id, in ask order), ``value`` (the loss; empty for a failed trial),
+  ``datetime_start`` / ``datetime_complete`` (ask and tell on the run's clock, from ``origin``),
+  ``duration``, ``params_<variable>``, ``user_attrs_fidelity`` / ``_worker`` / ``_cost_s`` and
+  ``state`` (``COMPLETE`` or ``FAIL``).
+- :func:`to_syne_tune_results`: the columns of Syne Tune's results frame: ``trial_id``, the
+  metric (``loss`` by default), ``st_worker_time`` (evaluation seconds), ``st_worker_iter``,
+  ``st_tuner_time`` (when the result was told, on the run's clock), ``st_status``
+  (``Completed`` or ``Failed``), ``fidelity`` where the run has one, and ``config_<variable>``,
+  in the order the results arrived.
 """
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
-from .errors import UnsupportedError
+from .errors import DataError, UnsupportedError
 from .space import Binary, Categorical, Float, Integer, Ordinal, SearchSpace, Space
 
 __all__ = ["from_configspace", "from_optuna", "optuna_params", "require", "to_configspace", "to_configspace_config",
-           "to_optuna_distributions"]
+           "to_optuna_distributions", "to_optuna_trials", "to_syne_tune_results"]
 
 
 def require(module: str, extra: str) -> Any:
@@ -148,4 +165,93 @@ def optuna_params(space: Space, config: dict[str, Any]) -> dict[str, Any]:
     for v in space.variables:
         x = config[v.name]
         out[v.name] = v.to_code(x) if isinstance(v, Ordinal) and not isinstance(v, Categorical) else x
+    return out
+
+
+# -- a run's trials as other libraries' data frames ---------------------------------------------------
+_RUN_LABELS = ("benchmark", "optimizer", "repetition")
+
+
+def _one_run(df: Any, who: str) -> Any:
+    """``df`` checked to be one run's trials (with the result file's columns)."""
+    missing = [c for c in ("trial", "worker", "status", "config", "fidelity", "ask_time", "start_time", "end_time",
+                           "told_time", "loss", "cost_s") if c not in df.columns]
+    if missing:
+        raise DataError(f"{who}: the frame lacks column(s) {', '.join(missing)}; give one run's frame "
+                        "(benchsuite.results.load_result, benchsuite.load_results of one file, benchsuite.run)")
+    labels = [c for c in _RUN_LABELS if c in df.columns]
+    if labels and len(df.drop_duplicates(labels)) > 1:
+        raise DataError(f"{who}: the frame holds {len(df.drop_duplicates(labels))} runs; convert one at a time "
+                        f"(for _, run in df.groupby({labels!r}): ...)")
+    return df
+
+
+def _configs(run: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each row's configuration (from the JSON ``config`` column) and the variable names, in the space's order."""
+    configs = [json.loads(c) for c in run["config"]]
+    configs = [c if isinstance(c, dict) else {} for c in configs]
+    return configs, list(dict.fromkeys(k for c in configs for k in c))
+
+
+def to_optuna_trials(df: Any, space: Space | None = None, origin: Any = "1970-01-01") -> Any:
+    """One run's trials as Optuna's ``study.trials_dataframe()`` lays them out (see the module docstring).
+
+    Rows are sorted by ``number`` (the trial id). ``params_<variable>`` hold the configuration's
+    values; with ``space``, the values :func:`optuna_params` gives (an ordinal variable's level
+    index, matching :func:`to_optuna_distributions`). Times are the run's clock in seconds,
+    placed after ``origin`` (any ``pandas.Timestamp`` argument; the Unix epoch by default).
+    """
+    import numpy as np
+    import pandas as pd
+
+    run = _one_run(df, "to_optuna_trials").sort_values("trial", kind="stable")
+    configs, names = _configs(run)
+    if space is not None:
+        space = _vector_space(space, "to_optuna_trials")
+        configs = [optuna_params(space, c) for c in configs]
+        names = space.names
+    start = pd.Timestamp(origin)
+    ok = (run["status"] == "ok").to_numpy()
+    ask = pd.to_timedelta(run["ask_time"].to_numpy(dtype=float), unit="s")
+    told = pd.to_timedelta(run["told_time"].to_numpy(dtype=float), unit="s")
+    out = pd.DataFrame({
+        "number": run["trial"].to_numpy(dtype=int),
+        "value": np.where(ok, run["loss"].to_numpy(dtype=float), np.nan),
+        "datetime_start": start + ask,
+        "datetime_complete": start + told,
+        "duration": told - ask,
+    })
+    for name in names:
+        out[f"params_{name}"] = [c.get(name) for c in configs]
+    out["user_attrs_fidelity"] = run["fidelity"].to_numpy()
+    out["user_attrs_worker"] = run["worker"].to_numpy(dtype=int)
+    out["user_attrs_cost_s"] = run["cost_s"].to_numpy(dtype=float)
+    out["state"] = np.where(ok, "COMPLETE", "FAIL")
+    return out
+
+
+def to_syne_tune_results(df: Any, metric: str = "loss") -> Any:
+    """One run's trials as Syne Tune's results frame (``tuner.results`` / ``results.csv.zip``) lays them out.
+
+    One row per result, in the order the results arrived (the run's tell order); the loss goes
+    in the column ``metric``; ``fidelity`` is there when the run evaluated at fidelities.
+    """
+    import numpy as np
+    import pandas as pd
+
+    run = _one_run(df, "to_syne_tune_results")
+    configs, names = _configs(run)
+    ok = (run["status"] == "ok").to_numpy()
+    out = pd.DataFrame({
+        "trial_id": run["trial"].to_numpy(dtype=int),
+        metric: np.where(ok, run["loss"].to_numpy(dtype=float), np.nan),
+        "st_worker_time": (run["end_time"] - run["start_time"]).to_numpy(dtype=float),
+        "st_worker_iter": np.zeros(len(run), dtype=int),
+        "st_tuner_time": run["told_time"].to_numpy(dtype=float),
+        "st_status": np.where(ok, "Completed", "Failed"),
+    })
+    if run["fidelity"].notna().any():
+        out["fidelity"] = run["fidelity"].to_numpy()
+    for name in names:
+        out[f"config_{name}"] = [c.get(name) for c in configs]
     return out

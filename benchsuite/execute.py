@@ -5,7 +5,8 @@ itself is :func:`benchsuite.runner.run`. The order of checks is the command line
 path (writable, then locked for the whole run), the budget, the optimizer's name, the benchmark
 (its name, settings and construction); only then does anything run. The backend
 (:mod:`benchsuite.backends`) is checked with the budget. With ``out`` the result file
-is written atomically; without it, nothing touches the disk and the caller gets the file's text.
+is written atomically; without it, nothing touches the disk and the caller gets the text of its files
+(:class:`~benchsuite.results.ResultText`).
 """
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
                 guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
                 scheduler: str | None = None, clock: str = "measured", resume: bool = True) -> tuple[RunOutput, str]:
-    """Check, run and (with ``out``) write one run; returns the run and its result file's text.
+    """Check, run and (with ``out``) write one run; returns the run and the text of its result files
+    (:class:`~benchsuite.results.ResultText`: the CSV and its provenance file).
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
     sees each evaluation that raised (the run records it as a failed trial and goes on);
@@ -96,7 +98,7 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
     live run loses only the trial in progress; one line on stderr says how many were reused, or why none.
     """
     from .locks import OutputLock
-    from .results import check_writable, format_result, write_result_text
+    from .results import check_writable, format_result, provenance_path, write_result_text
     from .runner import check_budget, run
 
     guard = guard or (lambda what: contextlib.nullcontext())
@@ -126,10 +128,12 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)
-            try:  # an earlier interrupted attempt's finished trials are superseded by the complete run
-                partial_path(target).unlink(missing_ok=True)
-            except OSError:
-                pass
+            partial = partial_path(target)
+            for stale in (partial, provenance_path(partial)):
+                try:  # an earlier interrupted attempt's finished trials are superseded by the complete run
+                    stale.unlink(missing_ok=True)
+                except OSError:
+                    pass
     return output, text
 
 
@@ -138,12 +142,10 @@ def read_partial(out: Path) -> Resume | None:
 
     A partial file that cannot be read (truncated, malformed) is not used: one line says so and the
     run starts over (the file is replaced when this run completes or is interrupted in turn)."""
-    import csv
-    import io
     import sys
 
     from .errors import DataError
-    from .results import load_result
+    from .results import load_result_cells
 
     path = partial_path(out)
     try:
@@ -152,10 +154,10 @@ def read_partial(out: Path) -> Resume | None:
     except OSError:  # a path the file system cannot even look up holds no partial file
         return None
     try:
-        prov = load_result(path).attrs["provenance"]  # the one reader's checks (truncation, columns, n_trials)
-        with open(path, encoding="utf-8") as fh:  # the cells as written, so floats and JSON reuse exactly
-            fh.readline()
-            rows = list(csv.DictReader(io.StringIO(fh.read())))
+        # the one reader's checks (truncation, columns, n_trials, the provenance file), and the cells as
+        # written, so that floats and JSON are reused exactly
+        df, rows = load_result_cells(path)
+        prov = df.attrs["provenance"]
     except (DataError, OSError, UnicodeDecodeError) as exc:
         print(f"benchsuite: not resuming from {path}: {exc}; starting the run over", file=sys.stderr)
         return None

@@ -1,32 +1,50 @@
-"""Result files: one CSV per run, its first line a JSON provenance record.
+"""Result files: one CSV per run that any tool reads, and its provenance in a JSON file beside it.
 
-Layout::
+Format 2 (written since benchsuite 0.x; see ``docs/result-format.md``)::
 
-    # benchsuite-result 1 {"provenance": ...}
-    trial,worker,status,config,fidelity,...
-    0,0,ok,"{""x0"":1.5,""x1"":2.0}",,...
+    run.csv                 a plain CSV with a header row: pandas.read_csv("run.csv") reads it, no options
+    run.provenance.json     {"format": "benchsuite-result", "version": 2, "sha256": ..., "provenance": {...}}
 
-``pandas.read_csv(path, skiprows=1)`` loads the table in one call;
-:func:`load_result` also parses the provenance into ``df.attrs["provenance"]``. Files are
-written to a temporary name in the same directory, flushed and fsynced, then renamed:
-a reader sees no file or a complete one, never half a run.
+    trial,worker,status,config,fidelity,...,info,config_x0,config_x1
+    0,0,ok,"{""x0"":1.5,""x1"":2.0}",,...,{},1.5,2.0
+
+The columns are :data:`COLUMNS` followed by one flat ``config_<variable>`` column per variable of
+the space (in the space's order, the values as the space gives them; a value that is itself a
+list or an object, as in architecture spaces, is its compact JSON). ``config``, ``incumbent``
+and ``info`` stay JSON: they are what the suite reads back, losslessly. The provenance file
+(:func:`provenance_path`: ``<name>.csv`` -> ``<name>.provenance.json``) holds the run's
+provenance record and the sha256 of the CSV's bytes, so a CSV paired with another run's
+provenance, or changed after it was written, is an error rather than a silent mix.
+
+Writing is atomic: the CSV is written to a temporary file and fsynced, the provenance file is
+written (atomically) next, then the CSV is renamed into place; a reader sees no CSV or a
+complete one whose provenance is already there.
+
+Format 1 (the first line ``# benchsuite-result 1 {"provenance": ...}``, then the CSV) is still
+read: :func:`load_result` is the one reader of both, and returns the same frame for both (the
+:data:`COLUMNS`; the flat ``config_*`` columns are for other tools, and are derived from ``config``).
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from .errors import DataError, OutputError
 
-MAGIC = "# benchsuite-result"
-FORMAT_VERSION = 1
+MAGIC = "# benchsuite-result"  # the first line of a format-1 file
+FORMAT_VERSION = 2
+FORMAT_NAME = "benchsuite-result"
+PROVENANCE_SUFFIX = ".provenance.json"
+FLAT_PREFIX = "config_"
 
 COLUMNS = (
     "trial", "worker", "status", "config", "fidelity",
@@ -131,9 +149,12 @@ def new_file_mode() -> int:
     return 0o666 & ~mask
 
 
-def atomic_write_with(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) -> None:
+def atomic_write_with(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any],
+                      before_rename: Callable[[], Any] | None = None) -> None:
     """Write ``path`` atomically: ``writer`` fills a temporary file in the same directory, which is
-    fsynced and renamed into place (ordinary permission bits); on any error it is removed."""
+    fsynced and renamed into place (ordinary permission bits); on any error it is removed.
+    ``before_rename`` runs between the fsync and the rename (a result's provenance file is written
+    there: after the data are safely on disk, before the data file appears)."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=_tmp_prefix(p), suffix=".tmp", dir=p.parent if str(p.parent) else ".")
     try:
@@ -142,6 +163,8 @@ def atomic_write_with(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any
             writer(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, p)
     except BaseException:
         try:
@@ -198,15 +221,58 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def format_result(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any]) -> str:
-    """The text of a result file."""
+def provenance_path(path: str | os.PathLike) -> Path:
+    """The provenance file beside the result file ``path``: ``run.csv`` -> ``run.provenance.json`` (a name that
+    does not end in ``.csv`` gets ``.provenance.json`` appended); an over-long name is shortened as
+    :func:`benchsuite.locks.sidecar_path` shortens it. Copy or move the two files together."""
+    from .locks import sidecar_path
+
+    p = Path(path)
+    name = p.name[:-len(".csv")] if p.name.endswith(".csv") and p.name != ".csv" else p.name
+    return sidecar_path(p.with_name(name), PROVENANCE_SUFFIX)
+
+
+@dataclass(frozen=True)
+class ResultText:
+    """One result as its two files hold it (:func:`format_result`): the CSV's text and the provenance file's."""
+
+    csv: str
+    provenance: str
+
+
+def _config_object(cell: Any) -> Mapping[str, Any] | None:
+    """A row's configuration as a mapping of variable names (None for one that is not a JSON object)."""
+    if isinstance(cell, Mapping):
+        return cell
+    if isinstance(cell, str) and cell.startswith("{"):
+        try:
+            value = json.loads(cell)
+        except (ValueError, RecursionError):
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def format_result(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any]) -> ResultText:
+    """The text of a result's two files: the CSV (:data:`COLUMNS`, then one ``config_<variable>`` column per
+    variable of the configurations, in their order) and its provenance file (the record and the CSV's sha256)."""
+    rows = list(rows)
+    configs = [_config_object(row.get("config")) for row in rows]
+    names = list(dict.fromkeys(name for config in configs if config for name in config))
     buf = io.StringIO()
-    buf.write(f"{MAGIC} {FORMAT_VERSION} " + to_json({"provenance": provenance}, sort_keys=True) + "\n")
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow([_cell(row.get(c)) for c in COLUMNS])
-    return buf.getvalue()
+    writer.writerow([*COLUMNS, *(FLAT_PREFIX + str(name) for name in names)])
+    for row, config in zip(rows, configs):
+        flat = [_cell(config.get(name)) for name in names] if config else [""] * len(names)
+        writer.writerow([_cell(row.get(c)) for c in COLUMNS] + flat)
+    data = buf.getvalue()
+    record = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_sha256": _sha256(data.encode("utf-8")),
+              "provenance": json.loads(to_json(provenance, sort_keys=True))}  # its keys sorted, as format 1's
+    return ResultText(data, to_json(record, indent=1) + "\n")
 
 
 def write_result(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, Any]) -> None:
@@ -214,33 +280,31 @@ def write_result(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], pro
     write_result_text(path, format_result(rows, provenance))
 
 
-def write_result_text(path: str | os.PathLike, text: str) -> None:
-    """Write a result file's text (:func:`format_result`) atomically; a failed write is an OutputError."""
+def write_result_text(path: str | os.PathLike, result: ResultText) -> None:
+    """Write a result's two files (:func:`format_result`) atomically; a failed write is an OutputError.
+
+    The CSV goes to a temporary file and is fsynced, then the provenance file is written (atomically),
+    then the CSV is renamed into place: the CSV's presence means the run is complete and its
+    provenance is there. A write that fails before the rename (a full disk) leaves what was there."""
     try:
-        atomic_write_text(path, text)
+        atomic_write_with(path, lambda fh: fh.write(result.csv.encode("utf-8")),
+                          before_rename=lambda: atomic_write_text(provenance_path(path), result.provenance))
     except OSError as exc:
         raise OutputError(f"cannot write {str(path)!r} ({exc.strerror or exc}); the run's results are lost, "
                           "free some space or choose another --out and run again") from None
 
 
-def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
-    """The provenance record of a result file; raises :class:`DataError` naming the file if it is not one."""
+def _read_bytes(path: str | os.PathLike, what: str = "the result file") -> bytes:
     try:
-        with open(path, encoding="utf-8") as fh:
-            first = fh.readline()
+        return Path(path).read_bytes()
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, not a result file") from None
     except OSError as exc:
-        raise DataError(f"{path}: cannot read the result file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not a benchsuite result file (not UTF-8 text)") from None
-    return _parse_provenance_line(path, first)
+        raise DataError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
 
 
 def _parse_provenance_line(path: str | os.PathLike, first: str) -> dict[str, Any]:
-    """The provenance of a result file's first line (with its newline); DataError naming ``path`` if malformed."""
-    if not first.startswith(MAGIC):
-        raise DataError(f"{path}: not a benchsuite result file (its first line does not start with {MAGIC!r})")
+    """The provenance of a format-1 file's first line (with its newline); DataError naming ``path`` if malformed."""
     if not first.endswith("\n"):
         raise DataError(f"{path}: truncated result file, it ends inside its provenance line")
     try:
@@ -248,12 +312,91 @@ def _parse_provenance_line(path: str | os.PathLike, first: str) -> dict[str, Any
         if int(version) > FORMAT_VERSION:
             raise DataError(f"{path}: result format {version}; this benchsuite reads up to {FORMAT_VERSION}, "
                             "upgrade benchsuite")
+        if int(version) != 1:
+            raise ValueError(f"format {version} has no {MAGIC!r} line")
         prov = json.loads(payload)["provenance"]
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise DataError(f"{path}: unreadable provenance line ({' '.join(str(exc).split())})") from None
     if not isinstance(prov, dict):
         raise DataError(f"{path}: unreadable provenance line (the provenance is a {type(prov).__name__}, "
                         "not a JSON object)")
+    return prov
+
+
+def _parse_provenance_file(path: str | os.PathLike, data: bytes, record_text: str | None
+                           ) -> tuple[dict[str, Any], str | None]:
+    """The provenance of a format-2 CSV (``data``, its bytes) from its provenance file (or ``record_text``), and
+    the error message if the file records another CSV (None if it records this one); a one-line DataError
+    naming ``path`` and saying what to do if the provenance file is missing or unreadable."""
+    side = provenance_path(path)
+    if record_text is None:
+        if not side.exists():
+            raise DataError(f"{path}: its provenance file {side.name} is missing (a result is the CSV and the "
+                            f"provenance file beside it); copy both together, or run the run again")
+        raw = _read_bytes(side, f"its provenance file {side.name}")
+        try:
+            record_text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{path}: its provenance file {side.name} is not UTF-8 text; restore it, or run the "
+                            "run again") from None
+    try:
+        record = json.loads(record_text)
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"{path}: unreadable provenance file {side.name} ({' '.join(str(exc).split())}); restore "
+                        "it, or run the run again") from None
+    if not isinstance(record, dict) or record.get("format") != FORMAT_NAME:
+        raise DataError(f"{path}: {side.name} is not a benchsuite provenance file (no \"format\": "
+                        f"\"{FORMAT_NAME}\"); restore it, or run the run again")
+    version = record.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise DataError(f"{path}: unreadable provenance file {side.name} (version {version!r} is not a number)")
+    if version > FORMAT_VERSION:
+        raise DataError(f"{path}: result format {version}; this benchsuite reads up to {FORMAT_VERSION}, "
+                        "upgrade benchsuite")
+    prov = record.get("provenance")
+    if not isinstance(prov, dict):
+        raise DataError(f"{path}: unreadable provenance file {side.name} (its provenance is a "
+                        f"{type(prov).__name__}, not a JSON object)")
+    mismatch = None
+    if record.get("data_sha256") != _sha256(data):
+        mismatch = (f"{path}: does not match its provenance file {side.name} (the CSV's sha256 is not the one "
+                    "recorded: the CSV was changed or replaced after the run wrote it, or a later write was "
+                    "interrupted); restore the two files together, or run the run again")
+    return prov, mismatch
+
+
+def _split(path: str | os.PathLike, data: bytes, record_text: str | None
+           ) -> tuple[int, dict[str, Any], str, str | None]:
+    """(format version, provenance, CSV text, why the provenance file records another CSV or None) of a result
+    file of either format (``data``: its bytes)."""
+    if not data:
+        raise DataError(f"{path}: empty file, not a benchsuite result file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not a benchsuite result file (not UTF-8 text)") from None
+    if text.startswith(MAGIC):
+        first, newline, body = text.partition("\n")
+        prov = _parse_provenance_line(path, first + newline)
+        version, mismatch = 1, None
+    elif text.startswith(",".join(COLUMNS[:4]) + ","):
+        prov, body, version = None, text, FORMAT_VERSION
+    else:
+        raise DataError(f"{path}: not a benchsuite result file (it starts neither with {MAGIC!r} nor with the "
+                        "columns of a result file)")
+    if not text.endswith("\n"):  # every complete file ends with a newline; one cut mid-row does not
+        raise DataError(f"{path}: truncated result file, its last row is incomplete")
+    if prov is None:
+        prov, mismatch = _parse_provenance_file(path, data, record_text)
+    return version, prov, body, mismatch
+
+
+def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
+    """The provenance record of a result file (either format; for format 2 from its provenance file, checked to
+    belong to the CSV); raises :class:`DataError` naming the file if it is not one."""
+    _, prov, _, mismatch = _split(path, _read_bytes(path), None)
+    if mismatch:
+        raise DataError(mismatch)
     return prov
 
 
@@ -266,7 +409,7 @@ def _check_provenance(path: str | os.PathLike, prov: Mapping[str, Any]) -> None:
     """The provenance fields readers rely on (the run's names, seed, repetition, optimum) have their types."""
     for key in ("benchmark", "optimizer"):
         if not isinstance(prov.get(key), str) or not prov[key]:
-            raise DataError(f"{path}: malformed provenance line, {key!r} is missing or not a name")
+            raise DataError(f"{path}: malformed provenance, {key!r} is missing or not a name")
     for key, required in (("seed", True), ("repetition", False)):
         value = prov.get(key)
         if value in (None, "") and not required:
@@ -276,53 +419,61 @@ def _check_provenance(path: str | os.PathLike, prov: Mapping[str, Any]) -> None:
         except (TypeError, ValueError, OverflowError):
             ok = False
         if not ok:
-            raise DataError(f"{path}: malformed provenance line, {key} {value!r} is not a non-negative integer")
+            raise DataError(f"{path}: malformed provenance, {key} {value!r} is not a non-negative integer")
     optimum = prov.get("optimum")
     if optimum is not None:
         try:
             float(optimum)
         except (TypeError, ValueError):
-            raise DataError(f"{path}: malformed provenance line, optimum {optimum!r} is not a number") from None
+            raise DataError(f"{path}: malformed provenance, optimum {optimum!r} is not a number") from None
 
 
-def load_result(path: str | os.PathLike, *, text: str | None = None):
-    """Load a result file as a pandas DataFrame with ``attrs["provenance"]`` set.
+def load_result(path: str | os.PathLike, *, text: ResultText | str | None = None):
+    """Load a result file (either format) as a pandas DataFrame with ``attrs["provenance"]`` (a dict) set.
 
-    The one loader every reader uses (the API, the analysis, the workflow): a file that is
-    truncated (cut mid-row, or fewer rows than its header's ``n_trials``) or malformed
-    (columns missing, required cells empty, a status other than ok/failed, an ``info``
-    that is not a JSON object) is a one-line :class:`DataError` naming the file. With
-    ``text`` (what :func:`format_result` returned) the same checks run on it in memory and
-    ``path`` only names it in messages: a run's frame without writing a file.
+    The one reader every reader uses (the API, the analysis, the workflow, resuming, replay): a
+    file that is truncated (cut mid-row, or fewer rows than its provenance's ``n_trials``),
+    malformed (columns missing, required cells empty, a status other than ok/failed, an
+    ``info`` that is not a JSON object) or, in format 2, without its provenance file or not
+    the CSV that file records, is a one-line :class:`DataError` naming the file. The frame
+    has the :data:`COLUMNS` whatever the format (format 2's flat ``config_*`` columns repeat
+    ``config`` for other tools and are not read). With ``text`` (what :func:`format_result`
+    returned, or a format-1 file's text) the same checks run on it in memory and ``path``
+    only names it in messages: a run's frame without writing a file.
     """
+    return _load(path, text)[0]
+
+
+def load_result_cells(path: str | os.PathLike) -> tuple[Any, list[dict[str, str]]]:
+    """:func:`load_result`'s frame and the rows' cells exactly as written (text, :data:`COLUMNS` only), read once:
+    what resuming reuses, so that floats and JSON come back bit for bit."""
+    df, body = _load(path, None)
+    rows = [{c: row.get(c, "") for c in COLUMNS} for row in csv.DictReader(io.StringIO(body))]
+    return df, rows
+
+
+def _load(path: str | os.PathLike, text: ResultText | str | None) -> tuple[Any, str]:
+    """The checked frame of a result file (or of ``text``) and its CSV text."""
     import pandas as pd
 
     if text is None:
-        try:
-            with open(path, "rb") as fh:  # every complete file ends with a newline; one cut mid-row does not
-                fh.seek(0, os.SEEK_END)
-                size = fh.tell()
-                fh.seek(max(size - 1, 0))
-                last = fh.read(1)
-        except IsADirectoryError:
-            raise DataError(f"{path}: is a directory, not a result file") from None
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read the result file ({exc.strerror or exc})") from None
+        data, record = _read_bytes(path), None
+    elif isinstance(text, ResultText):
+        data, record = text.csv.encode("utf-8"), text.provenance
     else:
-        size, last = len(text), text[-1:].encode()
-    if not size:
-        raise DataError(f"{path}: empty file, not a benchsuite result file")
-    prov = read_provenance(path) if text is None else _parse_provenance_line(path, text.split("\n", 1)[0]
-                                                                             + ("\n" if "\n" in text else ""))
-    if last != b"\n":
-        raise DataError(f"{path}: truncated result file, its last row is incomplete")
+        data, record = text.encode("utf-8"), None
+    version, prov, body, mismatch = _split(path, data, record)
+    dtype = {"config": str, "incumbent": str, "info": str}
+    # format 2's flat config_* columns are read as text and dropped: they repeat config (for other tools)
+    flat = [] if version == 1 else [c for c in next(csv.reader(io.StringIO(body)), []) if c.startswith(FLAT_PREFIX)]
     try:
-        df = pd.read_csv(path if text is None else io.StringIO(text), skiprows=1,
-                         dtype={"config": str, "incumbent": str, "info": str})
+        df = pd.read_csv(io.StringIO(body), dtype={**dtype, **dict.fromkeys(flat, str)})
     except pd.errors.EmptyDataError:
         raise DataError(f"{path}: truncated result file, it ends after its provenance line") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"{path}: malformed result file ({' '.join(str(exc).split())})") from None
+    if flat:
+        df = df.drop(columns=flat)
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise DataError(f"{path}: malformed result file, column(s) {', '.join(missing)} missing")
@@ -332,10 +483,10 @@ def load_result(path: str | os.PathLike, *, text: str | None = None):
         try:
             expected = int(expected)
         except (TypeError, ValueError):
-            raise DataError(f"{path}: malformed result file, n_trials {expected!r} in its header is not a "
+            raise DataError(f"{path}: malformed result file, n_trials {expected!r} in its provenance is not a "
                             "number") from None
         if expected != len(df):
-            raise DataError(f"{path}: truncated result file, its header records {expected} trials but it has "
+            raise DataError(f"{path}: truncated result file, its provenance records {expected} trials but it has "
                             f"{len(df)} rows")
     for col in NON_EMPTY:
         bad = df[col].isna().to_numpy()
@@ -359,5 +510,7 @@ def load_result(path: str | os.PathLike, *, text: str | None = None):
             ok = False
         if not ok:
             raise DataError(f"{path}: malformed result file, the info of trial {trial} is not a JSON object")
+    if mismatch:  # checked last: a cut or malformed CSV is named as such first
+        raise DataError(mismatch)
     df.attrs["provenance"] = prov
-    return df
+    return df, body

@@ -139,7 +139,7 @@ RowFn = Callable[[Trial, Result, Any, float, float, float, float, float], dict[s
 class Resume:
     """The finished trials of an interrupted attempt at the same run (``<out>.partial.csv``), to reuse.
 
-    ``rows`` are the file's rows as text cells (``csv.DictReader``), ``provenance`` its header.
+    ``rows`` are the file's rows as text cells (``csv.DictReader``), ``provenance`` its provenance record.
     :func:`run` (simulated backend) reuses a recorded trial only where the run is the same
     (:data:`RESUME_KEYS` of the provenance agree) and the optimizer, re-driven by the recorded
     results in the recorded order, asks for the very configuration and fidelity the row records;

@@ -17,7 +17,7 @@ from benchsuite import api
 from benchsuite.errors import (BudgetError, DataError, InvalidSettingError, OutputError, UnknownNameError,
                                UnsupportedError)
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.results import COLUMNS, load_result
+from benchsuite.results import COLUMNS, load_result, provenance_path
 from benchsuite.space import Binary, Categorical, Float, Integer, Ordinal, Space
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +60,7 @@ def test_run_gives_the_cli_result(tmp_path: Path) -> None:
     assert df["benchmark"].eq("branin_discrete").all() and df["optimizer"].eq("regularized_evolution").all()
     assert df["seed"].eq(3).all() and df["evaluation"].tolist() == list(range(1, 15))
     # the file the API wrote is the CLI's, line for line, but for the timing fields of the header
-    (prov_api,), prov_cli = df.attrs["provenance"], load_result(cli_csv).attrs["provenance"]
+    prov_api, prov_cli = df.attrs["provenance"], load_result(cli_csv).attrs["provenance"]
     # the command line runs with PYTHONHASHSEED=0 (recorded); an in-process API run has the caller's
     drop = {"finished_utc", "path", "python_hash_seed"}
     assert {k: v for k, v in prov_api.items() if k not in drop} == {k: v for k, v in prov_cli.items() if k not in drop}
@@ -73,7 +73,8 @@ def test_run_gives_the_cli_result(tmp_path: Path) -> None:
                            optimizer_settings={"population_size": 5, "sample_size": 2},
                            benchmark_settings={"cost_s": 2.5}, include_overhead=False)
     pd.testing.assert_frame_equal(again[list(RUN_LABELS) + same], df[list(RUN_LABELS) + same])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.csv", "cli.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.csv", "api.provenance.json", "cli.csv",
+                                                          "cli.provenance.json"]
 
 
 def test_run_accepts_classes_and_instances() -> None:
@@ -162,42 +163,47 @@ def test_load_results_folder_files_and_lists(result_folder: Path) -> None:
     assert len(pair) == 9 + 20 and pair["optimizer"].nunique() == 2
 
 
-def _good_text(result_folder: Path) -> str:
-    return (result_folder / "branin" / "random_search" / "rep002.csv").read_text(encoding="utf-8")
+def _good_text(result_folder: Path) -> tuple[str, str]:
+    """A good result's CSV text and its provenance file's text."""
+    good = result_folder / "branin" / "random_search" / "rep002.csv"
+    return good.read_text(encoding="utf-8"), provenance_path(good).read_text(encoding="utf-8")
 
 
 def _drop_column(text: str, column: str) -> str:
     import csv
     import io
 
-    head, body = text.split("\n", 1)
-    rows = list(csv.reader(io.StringIO(body)))
+    rows = list(csv.reader(io.StringIO(text)))
     i = rows[0].index(column)
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows([r[:i] + r[i + 1:] for r in rows])
-    return head + "\n" + buf.getvalue()
+    return buf.getvalue()
 
 
 def _set_status(text: str, status: str) -> str:
     lines = text.split("\n")
-    parts = lines[3].split(",")
+    parts = lines[2].split(",")
     parts[2] = status
-    lines[3] = ",".join(parts)
+    lines[2] = ",".join(parts)
     return "\n".join(lines)
 
 
-CORRUPTIONS = {
-    "empty": (lambda t: "", "not a benchsuite result file"),
-    "cut mid-row": (lambda t: t[: t.rindex("\n", 0, len(t) - 1) + 40], "truncated"),
-    "cut after a row": (lambda t: t[: t.rindex("\n", 0, len(t) - 1) + 1], "truncated"),
-    "header only": (lambda t: t.split("\n", 1)[0] + "\n", "not a readable|truncated"),
-    "no provenance": (lambda t: t.split("\n", 1)[1], "not a benchsuite result file"),
-    "bad provenance json": (lambda t: t.replace('{"provenance"', '{"provenance', 1), "unreadable provenance"),
-    "future format": (lambda t: t.replace("# benchsuite-result 1 ", "# benchsuite-result 9 ", 1), "format 9"),
-    "missing column": (lambda t: _drop_column(t, "told_time"), "told_time"),
-    "bad status": (lambda t: _set_status(t, "maybe"), "status 'maybe'"),
-    "extra field": (lambda t: t.replace("\n1,", "\n1,0,", 1), "not a readable|malformed"),
-    "not a csv": (lambda t: "trial,loss\n1,2\n", "not a benchsuite result file"),
+KEEP = object()  # the provenance file as it was
+CORRUPTIONS = {  # (the CSV's text, the provenance file's text or None for none) -> the message
+    "empty": (lambda t, p: ("", KEEP), "not a benchsuite result file"),
+    "cut mid-row": (lambda t, p: (t[: t.rindex("\n", 0, len(t) - 1) + 40], KEEP), "truncated"),
+    "cut after a row": (lambda t, p: (t[: t.rindex("\n", 0, len(t) - 1) + 1], KEEP), "truncated"),
+    "header only": (lambda t, p: (t.split("\n", 1)[0] + "\n", KEEP), "not a readable|truncated"),
+    "no header row": (lambda t, p: (t.split("\n", 1)[1], KEEP), "not a benchsuite result file"),
+    "no provenance file": (lambda t, p: (t, None), "rep007.provenance.json is missing"),
+    "bad provenance json": (lambda t, p: (t, p.replace('"provenance"', '"provenance', 1)), "unreadable provenance"),
+    "future format": (lambda t, p: (t, p.replace('"version": 2', '"version": 9', 1)), "format 9"),
+    "another run's provenance": (lambda t, p: (t, p.replace('"data_sha256": "', '"data_sha256": "1', 1)),
+                                 "does not match its provenance file"),
+    "missing column": (lambda t, p: (_drop_column(t, "told_time"), KEEP), "told_time"),
+    "bad status": (lambda t, p: (_set_status(t, "maybe"), KEEP), "status 'maybe'"),
+    "extra field": (lambda t, p: (t.replace("\n1,", "\n1,0,", 1), KEEP), "not a readable|malformed"),
+    "not a csv": (lambda t, p: ("trial,loss\n1,2\n", KEEP), "not a benchsuite result file"),
 }
 
 
@@ -205,11 +211,14 @@ CORRUPTIONS = {
 def test_broken_result_files_are_one_line_data_errors_naming_the_file(result_folder: Path, tmp_path: Path,
                                                                       name: str) -> None:
     corrupt, message = CORRUPTIONS[name]
-    text = _good_text(result_folder)
+    text, prov = _good_text(result_folder)
     bad = tmp_path / "sub" / "rep007.csv"
     bad.parent.mkdir()
-    bad.write_text(corrupt(text), encoding="utf-8")
-    assert bad.read_text(encoding="utf-8") != text
+    bad_text, bad_prov = corrupt(text, prov)
+    bad.write_text(bad_text, encoding="utf-8")
+    if bad_prov is not None:
+        provenance_path(bad).write_text(prov if bad_prov is KEEP else bad_prov, encoding="utf-8")
+    assert (bad_text, bad_prov) != (text, KEEP)
     for source in (bad, tmp_path, [result_folder / "branin" / "random_search" / "rep000.csv", bad]):
         with pytest.raises(DataError, match=message) as info:
             benchsuite.load_results(source)

@@ -83,7 +83,7 @@ def test_local_four_workers_run_sixteen_half_second_trials_in_about_two_seconds(
     wall = df["told_time"].max()  # seconds since the workers were ready
     assert 1.9 < wall < 6.0, wall
     assert (df["end_time"] - df["start_time"] >= 0.45).all()  # each trial really slept
-    prov = df.attrs["provenance"][0]
+    prov = df.attrs["provenance"]
     assert prov["backend"]["name"] == "local" and len(prov["backend"]["workers"]) == 4
     assert all(w["device"] for w in prov["backend"]["workers"])
 
@@ -94,7 +94,7 @@ def test_dask_local_cluster_runs_sixteen_half_second_trials_in_about_two_seconds
     assert len(df) == 16
     wall = df["told_time"].max()
     assert 1.9 < wall < 6.0, wall
-    prov = df.attrs["provenance"][0]
+    prov = df.attrs["provenance"]
     assert prov["backend"]["name"] == "dask" and prov["backend"]["scheduler"] == "LocalCluster"
     assert len(prov["backend"]["workers"]) == 4
 
@@ -272,32 +272,30 @@ def test_replay_passes_on_a_local_run_and_fails_on_a_doctored_file(tmp_path: Pat
     assert code == 0 and "OK, 10 trials of tpe on sleep_branin" in line and "local backend" in line
     assert len(line.splitlines()) == 1
 
-    head, *lines = out.read_text().splitlines(keepends=True)
+    from benchsuite.results import write_result
+
     df = load_result(out)
+
+    def doctored(path: Path, i: int, **cells) -> Path:  # the run's file with cells of row i changed
+        rows = df.to_dict("records")
+        for r in rows:
+            r["info"] = json.loads(r["info"])
+        rows[i].update(cells)
+        write_result(path, rows, df.attrs["provenance"])
+        return path
+
     # a configuration the optimizer did not propose: the replay names that trial
     k = 5
     i = next(i for i, r in enumerate(df.itertuples()) if r.trial == k)
     config = json.loads(df["config"][i])
     doctored_config = dict(config, x1=config["x1"] / 2 + 1.0)
-    bad = tmp_path / "config.csv"
-    bad.write_text(head + lines[0] + "".join(
-        line.replace(json.dumps(config, separators=(",", ":")).replace('"', '""'),
-                     json.dumps(doctored_config, separators=(",", ":")).replace('"', '""'))
-        if j == i else line for j, line in enumerate(lines[1:])))
+    bad = doctored(tmp_path / "config.csv", i, config=json.dumps(doctored_config, separators=(",", ":")))
     code, line = _replay(bad)
     assert code == 1 and f"trial {k} differs" in line, line
 
     # a loss the optimizer was not told: a later proposal differs
     i0 = next(i for i, r in enumerate(df.itertuples()) if r.trial == 0)
-    frame = df.copy()
-    frame.loc[i0, "loss"] = -1000.0
-    from benchsuite.results import format_result
-
-    bad_loss = tmp_path / "loss.csv"
-    rows = frame.to_dict("records")
-    for r in rows:
-        r["info"] = json.loads(r["info"])
-    bad_loss.write_text(format_result(rows, df.attrs["provenance"]))
+    bad_loss = doctored(tmp_path / "loss.csv", i0, loss=-1000.0)
     code, line = _replay(bad_loss)
     assert code == 1 and "differs" in line, line
 

@@ -331,10 +331,15 @@ def test_unwritable_directory_is_refused(capsys, tmp_path, monkeypatch):
 
 
 def test_a_name_just_under_the_limit_is_written(capsys, tmp_path):
-    """The temporary name is shortened: a final name of 250 bytes still gets written."""
+    """The temporary name is shortened: a final name of 250 bytes still gets written, and its provenance file
+    (whose name is shortened the same way)."""
+    from benchsuite.results import load_result, provenance_path
+
     out = tmp_path / ("a" * 246 + ".csv")
     assert main([*RUN, "--out", str(out), "--quiet"]) == 0
-    assert out.is_file() and [p.name for p in tmp_path.iterdir()] == [out.name]
+    assert out.is_file() and sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name,
+                                                                                  provenance_path(out).name])
+    assert len(load_result(out)) > 0
 
 
 # -- 5. configurations and data given on the command line --------------------------------------
@@ -490,12 +495,29 @@ RESULT = "results/p/branin/random_search/rep000.csv"
 
 
 @pytest.fixture(scope="module")
-def good_result(tmp_path_factory) -> str:
-    """The text of a complete result file of 5 trials."""
+def good_pair(tmp_path_factory) -> tuple[str, str]:
+    """The texts of a complete result of 5 trials: the CSV and its provenance file (format 2)."""
+    from benchsuite.results import provenance_path
+
     out = tmp_path_factory.mktemp("good") / "r.csv"
     assert main(["run", "-b", "branin", "-o", "random_search", "--budget-evals", "5", "--quiet",
                  "--out", str(out)]) == 0
-    return out.read_text()
+    return out.read_text(), provenance_path(out).read_text()
+
+
+@pytest.fixture(scope="module")
+def good_result(good_pair) -> str:
+    """The same result as a format-1 file: its provenance line, then the CSV without the flat config_* columns."""
+    import csv
+    import io
+
+    from benchsuite.results import COLUMNS
+
+    data, record = good_pair
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(r[:len(COLUMNS)] for r in csv.reader(io.StringIO(data)))
+    prov = json.loads(record)["provenance"]
+    return "# benchsuite-result 1 " + json.dumps({"provenance": prov}, sort_keys=True) + "\n" + buf.getvalue()
 
 
 def _rows(text: str) -> list[str]:
@@ -540,8 +562,8 @@ RESULT_CASES = {
     "cut inside the provenance line": (lambda t: _rows(t)[0][:40], "truncated"),
     "cut mid-row": (lambda t: t[:-7], "truncated"),
     "cut after the header row": (lambda t: "".join(_rows(t)[:2]), "truncated"),
-    "two rows missing": (lambda t: "".join(_rows(t)[:-2]), "header records 5 trials"),
-    "a row repeated": (lambda t: t + _rows(t)[-1], "header records 5 trials"),
+    "two rows missing": (lambda t: "".join(_rows(t)[:-2]), "provenance records 5 trials"),
+    "a row repeated": (lambda t: t + _rows(t)[-1], "provenance records 5 trials"),
     "not a result file": (lambda t: "a,b\n1,2\n", "not a benchsuite result file"),
     "future format": (lambda t: t.replace("# benchsuite-result 1", "# benchsuite-result 99", 1), "format 99"),
     "format not a number": (lambda t: t.replace("# benchsuite-result 1", "# benchsuite-result x", 1), "provenance"),
@@ -586,6 +608,55 @@ def test_result_files_truncated_or_malformed(capsys, tmp_path, good_result, case
     line = one_line_error(capsys, ["analyse", str(tmp_path / "p.yaml"), "--root", str(tmp_path)],
                           tmp_path / "results" / "p" / "runs.csv.gz", tmp_path / "reports")
     assert str(result) in line and message in line
+
+
+def _record(edit):
+    """A format-2 case that edits the provenance file's record (parsed JSON) in place."""
+    def make(data: str, record: str) -> tuple[str, str]:
+        doc = json.loads(record)
+        edit(doc)
+        return data, json.dumps(doc)
+    return make
+
+
+FORMAT2_CASES = {  # (CSV text, provenance file text) -> (CSV text, provenance file text or None for none)
+    "no provenance file": (lambda d, r: (d, None), "rep000.provenance.json is missing"),
+    "provenance file empty": (lambda d, r: (d, ""), "unreadable provenance file"),
+    "provenance file cut": (lambda d, r: (d, r[:60]), "unreadable provenance file"),
+    "provenance file a list": (lambda d, r: (d, "[1]"), "not a benchsuite provenance file"),
+    "future format": (_record(lambda doc: doc.update(version=5)), "result format 5"),
+    "version text": (_record(lambda doc: doc.update(version="two")), "version 'two'"),
+    "provenance a list": (_record(lambda doc: doc.update(provenance=[1])), "not a JSON object"),
+    "another CSV's sha256": (_record(lambda doc: doc.update(data_sha256="0" * 64)), "does not match"),
+    "seed negative": (_record(lambda doc: doc["provenance"].update(seed=-3)), "seed"),
+    "n_trials more": (_record(lambda doc: doc["provenance"].update(n_trials=7)), "records 7 trials"),
+    "CSV cut mid-row": (lambda d, r: (d[:-7], r), "truncated"),
+    "CSV row missing": (lambda d, r: ("".join(_rows(d)[:-1]), r), "records 5 trials"),
+    # _edit_cell edits the rows after a first line: give it an empty one and take it off again
+    "CSV status unknown": (lambda d, r: (_edit_cell("\n" + d, "status", "great")[1:], r), "status 'great'"),
+    "CSV without its header row": (lambda d, r: ("".join(_rows(d)[1:]), r), "not a benchsuite result file"),
+}
+
+
+@pytest.mark.parametrize("case", list(FORMAT2_CASES))
+def test_format2_results_missing_or_disagreeing_provenance(capsys, tmp_path, good_pair, case):
+    """A CSV without its provenance file, or with one that does not record it, is one line naming the CSV; the
+    files are left as they were."""
+    from benchsuite.results import provenance_path
+
+    make, message = FORMAT2_CASES[case]
+    (tmp_path / "p.yaml").write_text(PROTOCOL)
+    result = tmp_path / RESULT
+    result.parent.mkdir(parents=True)
+    data, record = make(*good_pair)
+    result.write_text(data)
+    side = provenance_path(result)
+    if record is not None:
+        side.write_text(record)
+    line = one_line_error(capsys, ["analyse", str(tmp_path / "p.yaml"), "--root", str(tmp_path)],
+                          tmp_path / "results" / "p" / "runs.csv.gz", tmp_path / "reports")
+    assert str(result) in line and message in line
+    assert result.read_text() == data and (side.read_text() == record if record is not None else not side.exists())
 
 
 def test_a_result_folder_in_place_of_the_file(capsys, tmp_path):
@@ -765,7 +836,7 @@ def test_a_successful_run_removes_a_stale_traceback_log(tmp_path):
     out = tmp_path / "r.csv"
     (tmp_path / "r.csv.traceback.log").write_text("from an earlier, failed attempt\n")
     assert main([*RUN, "--quiet", "--out", str(out)]) == 0
-    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.csv", "r.provenance.json"]
 
 
 @pytest.mark.parametrize("where", ["setup", "evaluate"])
@@ -781,17 +852,17 @@ def test_evaluate_command_with_a_raising_benchmark(capsys, boom_plugins, where):
 # -- 9. NaN settings are written as valid JSON ----------------------------------------------------
 def test_nan_setting_is_written_as_valid_json(tmp_path):
     """A NaN (or infinite) setting goes into the provenance line as the string "NaN" ("Infinity"), valid JSON."""
-    from benchsuite.results import format_result, read_provenance
+    from benchsuite.results import format_result, read_provenance, write_result_text
 
     path = tmp_path / "r.csv"
     text = format_result([{"trial": 0, "info": {"x": float("nan")}}],
                          {"optimizer_settings": {"t_max": float("nan"), "c": float("-inf"), "ok": 1.5}})
-    path.write_text(text)
-    prov = json.loads(text.splitlines()[0].split(" ", 3)[3], parse_constant=_reject)["provenance"]
+    write_result_text(path, text)
+    prov = json.loads(text.provenance, parse_constant=_reject)["provenance"]
     assert prov["optimizer_settings"] == {"t_max": "NaN", "c": "-Infinity", "ok": 1.5}
     assert read_provenance(path)["optimizer_settings"]["t_max"] == "NaN"
     assert float(prov["optimizer_settings"]["t_max"]) != float(prov["optimizer_settings"]["t_max"])
-    assert '{""x"":""NaN""}' in text
+    assert '{""x"":""NaN""}' in text.csv
 
 
 def test_nan_setting_through_the_command_line(tmp_path, capsys):

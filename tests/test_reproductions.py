@@ -17,6 +17,7 @@ from benchsuite.cli import main
 from benchsuite.errors import DataError, ProtocolError
 from benchsuite.protocol import load_protocol, load_protocols, parse_protocol
 from benchsuite.published import PublishedCell
+from benchsuite.results import provenance_path
 
 DATA = Path(__file__).parent / "data" / "reproductions"
 MINI = DATA / "protocols" / "mini.yaml"
@@ -175,7 +176,10 @@ def _results_from(committed: Path, mini, dest: Path) -> Path:
 
 def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_path: Path) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
-    assert len(list((results / "mini").glob("*/*/rep*.csv"))) == 9
+    restored = list((results / "mini").glob("*/*/rep*.csv"))
+    assert len(restored) == 9
+    for f in restored:  # what the current writer writes: a plain CSV with flat columns, its provenance beside it
+        assert provenance_path(f).is_file() and "config_x1" in pd.read_csv(f).columns
     assert R.restore(mini, results, committed) == {"written": 0, "skipped": 9}  # never overwrites
     fresh = tmp_path / "fresh"
     rep = R.collect(mini, results, fresh)
@@ -212,7 +216,7 @@ def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Pa
 
 def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: Path) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
-    f = results / "mini" / "branin_discrete" / "random_search" / "rep000.csv"
+    f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
     f.write_text(f.read_text().replace('"seed": ', '"seed": 1', 1))
     rep = R.collect(mini, results, tmp_path / "out")
     assert len(rep["added"]) == 8 and any("seed" in r for r in rep["refused"])
@@ -220,7 +224,7 @@ def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: P
 
 def test_collect_refuses_runs_from_another_initial_design(committed: Path, mini, tmp_path: Path) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
-    f = results / "mini" / "branin_discrete" / "random_search" / "rep000.csv"
+    f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
     f.write_text(f.read_text().replace('"seed": ', '"initial_design": "benchmark", "seed": ', 1))
     rep = R.collect(mini, results, tmp_path / "out")
     assert len(rep["added"]) == 8 and any("initial design" in r and "rerun it" in r for r in rep["refused"])

@@ -10,7 +10,7 @@ import pytest
 
 from benchsuite.execute import execute_run, partial_path
 from benchsuite.registry import get_benchmark
-from benchsuite.results import load_result
+from benchsuite.results import load_result, load_result_cells, provenance_path, write_result
 from benchsuite.runner import RunInterrupted
 
 COMPARED = ["trial", "worker", "status", "config", "fidelity", "ask_time", "start_time", "end_time", "told_time",
@@ -49,12 +49,13 @@ def test_a_resumed_run_equals_the_uninterrupted_one(tmp_path: Path, name: str, o
     with pytest.raises(RunInterrupted):
         _run(_counting(name, stop_at=8), out, optimizer=optimizer, workers=workers)
     partial = partial_path(out)
-    assert partial.exists() and not out.exists()
+    assert partial.exists() and provenance_path(partial).exists() and not out.exists()
     kept = load_result(partial)
     assert 1 <= len(kept) < 12 and "interrupted" in kept.attrs["provenance"]
     bench = _counting(name)
     resumed, _ = _run(bench, out, optimizer=optimizer, workers=workers)
-    assert out.exists() and not partial.exists()
+    assert out.exists() and not partial.exists() and not provenance_path(partial).exists()
+    assert provenance_path(out).exists()
     # only the trials not finished before the interrupt were evaluated again
     assert bench.calls == 12 - len(kept)
     a, b = load_result(tmp_path / "whole.csv"), load_result(out)
@@ -91,24 +92,40 @@ def test_reuse_stops_where_the_optimizer_asks_for_something_else(tmp_path: Path,
     with pytest.raises(RunInterrupted):
         _run(_counting("branin", stop_at=9), out)
     partial = partial_path(out)
-    # move trial 3's x1, rewriting its config cell through the CSV module as a user's script would
-    head, rest = partial.read_text().split("\n", 1)
-    table = list(csv.DictReader(io.StringIO(rest)))
+    # move trial 3's x1, rewriting its config cell and the file through the suite's reader and writer
+    kept, table = load_result_cells(partial)
     assert table[3]["trial"] == "3"
     cfg = json.loads(table[3]["config"])
     cfg["x1"] = 0.123
     table[3]["config"] = json.dumps(cfg)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
-    w.writeheader()
-    w.writerows(table)
-    partial.write_text(head + "\n" + buf.getvalue())
+    write_result(partial, table, kept.attrs["provenance"])
     capsys.readouterr()
     bench = _counting("branin")
     _run(bench, out)
     assert bench.calls == 12 - 3  # trials 0-2 reused, 3 onwards evaluated
     err = capsys.readouterr().err
     assert "3 of its 8 finished trial(s) reused; from trial 3 the optimizer asked for other configurations" in err
+
+
+def test_a_partial_file_changed_behind_its_provenance_is_not_resumed(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """A partial CSV edited by hand (its provenance file records other bytes) is not reused, and one line says why."""
+    out = tmp_path / "r.csv"
+    with pytest.raises(RunInterrupted):
+        _run(_counting("branin", stop_at=6), out)
+    partial = partial_path(out)
+    table = list(csv.DictReader(io.StringIO(partial.read_text())))  # as a user's script would
+    table[0]["loss"] = "-1000.0"
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(table[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(table)
+    partial.write_text(buf.getvalue())
+    capsys.readouterr()
+    bench = _counting("branin")
+    _run(bench, out)
+    assert bench.calls == 12 and "does not match its provenance file" in capsys.readouterr().err
+    assert not partial.exists() and not provenance_path(partial).exists()
 
 
 def test_an_unreadable_partial_file_starts_the_run_over(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -8,7 +8,7 @@ from benchsuite.benchmark import Benchmark, Result
 from benchsuite.errors import BudgetError, InvalidSettingError, UnsupportedError
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
 from benchsuite.registry import get_optimizer, make_benchmark
-from benchsuite.results import TIMING_COLUMNS, format_result, load_result, write_result
+from benchsuite.results import COLUMNS, TIMING_COLUMNS, format_result, load_result, write_result
 from benchsuite.runner import run
 from benchsuite.seeding import derive_seed, evaluation_seed
 
@@ -136,8 +136,8 @@ def test_result_file_round_trip_and_provenance(tmp_path):
     for key in ("benchsuite_version", "git_commit", "python", "numpy", "hostname", "benchmark_settings"):
         assert key in prov
     assert list(df["loss"]) == [r["loss"] for r in out.rows]  # exact float round trip
-    plain = pd.read_csv(tmp_path / "r.csv", skiprows=1)  # one call, no helper needed
-    assert len(plain) == 5
+    plain = pd.read_csv(tmp_path / "r.csv")  # one call, no options, no helper needed
+    assert plain.shape == (5, len(COLUMNS) + 2) and list(plain.columns[-2:]) == ["config_x1", "config_x2"]
 
 
 def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
@@ -165,6 +165,7 @@ def test_result_files_get_ordinary_permissions(tmp_path):
     try:
         results.write_result(tmp_path / "r.csv", [{"trial": 0}], {})
         assert stat.S_IMODE((tmp_path / "r.csv").stat().st_mode) == 0o644
+        assert stat.S_IMODE((tmp_path / "r.provenance.json").stat().st_mode) == 0o644
     finally:
         os.umask(old)
 

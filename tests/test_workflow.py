@@ -15,7 +15,7 @@ import yaml
 
 from benchsuite.analysis.outputs import aggregate_outputs, report_outputs
 from benchsuite.protocol import load_protocol, load_protocols, load_set
-from benchsuite.results import load_result
+from benchsuite.results import load_result, provenance_path
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAKEFILE = ROOT / "Snakefile"
@@ -125,7 +125,9 @@ def test_rerun_does_nothing_and_plans_only_missing_runs(smoke_dir: Path, tmp_pat
     victim.unlink()
     for p in [*aggregate_outputs(proto), *report_outputs(proto)]:
         (work / p).unlink()
-    victim.with_name(f".{victim.name}.abc123.tmp").write_text("# benchsuite-result 1 {half a fi")
+    # (its provenance file is written before the CSV is renamed into place: it may be there, the CSV is not)
+    assert provenance_path(victim).exists()
+    victim.with_name(f".{victim.name}.abc123.tmp").write_text("trial,worker,status,config,fidelity,ask_ti")
     jobs = planned(snake(work, "-n", "smoke"))
     assert jobs["run"] == [str(victim.relative_to(work))]  # only the unfinished run, the others are kept
     assert set(jobs) == {"run", "aggregate", "report_smoke", "smoke"}

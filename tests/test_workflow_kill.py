@@ -25,7 +25,7 @@ from benchsuite.cli import OutputLock, _lock_next_to, main
 from benchsuite.cli_workflow import _incomplete_marks, check_live_runs, keep_completed_runs
 from benchsuite.errors import OutputError
 from benchsuite.protocol import load_protocol
-from benchsuite.results import load_result
+from benchsuite.results import load_result, provenance_path
 
 BENCHSUITE = Path(sys.executable).parent / "benchsuite"
 
@@ -115,8 +115,9 @@ def test_only_complete_valid_results_of_the_asked_runs_lose_their_mark(tmp_path:
         path.parent.mkdir(parents=True, exist_ok=True)
         assert main(proto.command(job, out=str(path), exe=()) + ["-q"]) == 0
     lines = paths[1].read_text().splitlines(keepends=True)
-    paths[1].write_text("".join(lines[:-1]))  # cut: fewer rows than its header's n_trials
-    paths[2].write_bytes(paths[3].read_bytes())  # complete, but another run's file (seed, repetition)
+    paths[1].write_text("".join(lines[:-1]))  # cut: fewer rows than its provenance's n_trials
+    for a, b in ((paths[2], paths[3]), (provenance_path(paths[2]), provenance_path(paths[3]))):
+        a.write_bytes(b.read_bytes())  # complete, but another run's files (seed, repetition)
     other = tmp_path / "res" / "results" / "elsewhere.csv"
     other.write_bytes(paths[0].read_bytes())  # not an output of the asked protocols
     markers = [mark_incomplete(results, p) for p in [*paths[:3], other]]
