@@ -217,7 +217,6 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
     the workflow saves its figures. Runs are grouped by (benchmark, optimizer) and their
     repetitions (the seed when no protocol numbered them).
     """
-    import pandas as pd
 
     from benchsuite.analysis import plots
     from benchsuite.analysis.steps import default_grids, summarise, trajectories
