@@ -11,6 +11,10 @@ For every (benchmark, optimizer) cell of a protocol:
   plus the first ask; evaluation cost is not included (zero for synthetic and tabular benchmarks);
 * the protocol's total at its target repetitions: measured where there are runs, else estimated.
 
+A run's size is the evaluations its committed runs made (mean over the benchmark's runs: what a time
+budget really buys), else the budget's evaluations. Measured hours are wall seconds of the optimizer's
+overhead (and live training), so they grow with the machine's load; the estimates are CPU seconds.
+
     .venv/bin/python perf/protocol_cost.py --table perf/results/decision_times_all.json
 
 Optimizers without a row in the table (random search, evolution, annealing) cost seconds per run.
@@ -76,9 +80,15 @@ def main() -> None:
         prov_path = REPO / "reproductions" / name / "provenance.json"
         prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
         done, hours = prov.get("repetitions_done", {}), prov.get("compute_hours", {})
+        runs_path = REPO / "reproductions" / name / "runs.csv.gz"
+        made = {}  # evaluations the committed runs made, per benchmark (a time budget's real size)
+        if runs_path.exists():
+            import pandas as pd
+            r = pd.read_csv(runs_path, usecols=["benchmark", "optimizer", "repetition", "evaluation"])
+            made = r.groupby(["benchmark", "optimizer", "repetition"])["evaluation"].max().groupby("benchmark").mean()
         total = 0.0
         for b in p.benchmarks:
-            evals = b.budget.evaluations or (p.workers and None)
+            evals = int(round(made[b.label])) if b.label in made else (b.budget.evaluations or p.budget.evaluations)
             for o in p.optimizers:
                 n_done = int(done.get(b.label, {}).get(o.label, 0))
                 measured = hours.get(b.label, {}).get(o.label, 0.0) / n_done if n_done else None
