@@ -452,6 +452,7 @@ class _ClassLayout:
     label: list[np.ndarray]
     feat: list[np.ndarray]
     total: list[np.ndarray]
+    pos: list[np.ndarray]     # (n, P_c) layer index in its network (padding: a large number)
 
 
 def _class_layout(P: Sequence[PreparedGraph], cls_of: np.ndarray, n_classes: int) -> _ClassLayout:
@@ -465,7 +466,8 @@ def _class_layout(P: Sequence[PreparedGraph], cls_of: np.ndarray, n_classes: int
     key = net[order] * n_classes + cls[order]
     first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
     rank = np.arange(len(key)) - np.repeat(first, np.diff(np.r_[first, len(key)]))
-    out = _ClassLayout([], [], [], [], [])
+    out = _ClassLayout([], [], [], [], [], [])
+    layer = np.concatenate([np.arange(n) for n in sizes])
     nF = feat.shape[1]
     for c in range(n_classes):
         sel = order[cls[order] == c]
@@ -483,6 +485,9 @@ def _class_layout(P: Sequence[PreparedGraph], cls_of: np.ndarray, n_classes: int
         out.label.append(lb)
         out.feat.append(ft)
         out.total.append(m.sum(axis=1))
+        ps = np.full((len(P), width), np.iinfo(np.intp).max // 2, dtype=np.intp)
+        ps[net[sel], r] = layer[sel]
+        out.pos.append(ps)
     return out
 
 
@@ -711,22 +716,43 @@ def otmann_matrix(graphs_a: Sequence["LayerGraph | PreparedGraph"],
         a = np.empty((kE, N1 + 1))
         a[:, :N1] = m1[None, :] / tot[:, None]
         a[:, N1] = mass2 / tot
+        lab = np.full((kE, N1, PP), big) if len(group) > 1 else None   # across classes: never used
+        struct = np.zeros((kE, N1, PP)) if len(group) > 1 else None
+        if len(group) == 1:
+            lab, struct = costs[0][0][t], costs[0][1][t]
+        else:
+            r0 = c0 = 0
+            for (lb, st), n, P in zip(costs, n1s, Ps):
+                lab[:, r0:r0 + n, c0:c0 + P] = lb[t]
+                struct[:, r0:r0 + n, c0:c0 + P] = st[t]
+                r0, c0 = r0 + n, c0 + P
+        # the network simplex is faster on layers in network order (the structural costs grow
+        # away from the diagonal) than grouped by class: restore that order on both sides, and
+        # drop each pair's padding (zero mass, last after the sort)
+        if len(group) > 1:
+            rows = np.argsort(np.concatenate([LA.pos[c][i, :n] for c, n in zip(group, n1s)]), kind="stable")
+            m1 = m1[rows]
+            a[:, :N1] = a[:, :N1][:, rows]
+            lab, struct = lab[:, rows], struct[:, rows]
+        width = int((w2 > 0).sum(axis=1).max())
+        if width < PP or len(group) > 1:
+            pos2 = np.concatenate([LB.pos[c][js[t]] for c in group], axis=1)
+            keep = np.argsort(pos2, axis=1, kind="stable")[:, :width]
+            w2 = np.take_along_axis(w2, keep, axis=1)
+            lab = np.take_along_axis(lab, keep[:, None, :], axis=2)
+            struct = np.take_along_axis(struct, keep[:, None, :], axis=2)
+            PP = width
         b = np.empty((kE, PP + 1))
         b[:, :PP] = w2 / tot[:, None]
         b[:, PP] = mass1 / tot
         b *= (a.sum(axis=1) / b.sum(axis=1))[:, None]
         base = np.empty((kE, N1 + 1, PP + 1))
         slope = np.zeros((kE, N1 + 1, PP + 1))
-        if len(group) > 1:
-            base[:, :N1, :PP] = big                                     # across classes: never used
         base[:, N1, :] = nap
         base[:, :N1, PP] = nap
         base[:, N1, PP] = 0.0
-        r0 = c0 = 0
-        for (lab, struct), n, P in zip(costs, n1s, Ps):
-            base[:, r0:r0 + n, c0:c0 + P] = lab[t]
-            slope[:, r0:r0 + n, c0:c0 + P] = struct[t]
-            r0, c0 = r0 + n, c0 + P
+        base[:, :N1, :PP] = lab
+        slope[:, :N1, :PP] = struct
         return _parametric_emd(a, b, base, slope, nus) * tot[None, :]
 
     def finish(i: int, js: np.ndarray, d: np.ndarray) -> None:
