@@ -371,206 +371,6 @@ def _solver() -> Callable[[np.ndarray, np.ndarray, np.ndarray], float]:
     return solve
 
 
-@lru_cache(maxsize=1)
-def _plan_solver() -> Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, float]]:
-    """As :func:`_solver`, but also returns the optimal plan (the parametric shortcut needs it)."""
-    ot = _import_pot()
-    try:
-        from ot.lp.emd_wrap import check_result, emd_c
-
-        def solve(a: np.ndarray, b: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, float]:
-            G, cost, _, _, code = emd_c(a, b, C, 100000, 1)
-            if code != 1:
-                check_result(code)
-            return G, float(cost)
-    except ImportError:  # pragma: no cover - other POT layouts
-        def solve(a: np.ndarray, b: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, float]:
-            G = np.asarray(ot.emd(a, b, C))
-            return G, float(np.vdot(G, C))
-    return solve
-
-
-@lru_cache(maxsize=1)
-def _emd_c():  # noqa: ANN202 - POT's C entry point, or None
-    """POT's network simplex ``emd_c(a, b, C, max_iter, threads) -> (plan, cost, u, v, code)``."""
-    _import_pot()
-    try:
-        from ot.lp.emd_wrap import emd_c
-    except ImportError:  # pragma: no cover - other POT layouts
-        return None
-    return emd_c
-
-
-def _check_code(code: int) -> None:
-    from ot.lp.emd_wrap import check_result
-
-    check_result(code)  # warns like ot.emd2 on non-convergence
-
-
-@lru_cache(maxsize=16)
-def _label_classes(kind: str, nap: float) -> np.ndarray:
-    """Class id of every vocabulary label: the connected components of "mismatch cost < 2 x penalty".
-
-    Mass moved between layers whose cost is at least twice the non-assignment penalty can be
-    sent to the two sinks instead at no higher cost (see :func:`otmann_matrix`), so such arcs
-    never matter and the OT problem splits into one independent problem per class. With the
-    authors' costs (nasbot.txt Sec. 3, Table 1 as realised in their code) the CNN classes are
-    {ip}, {op}, {softmax}, {fc}, {max-pool, avg-pool}, {conv*, res*}; the MLP classes are
-    {ip}, {op}, {linear}, {softmax} and the activations.
-    """
-    M = _vocab_matrix(kind, nap)
-    cheap = M < 2.0 * nap  # inf compares False
-    cheap = cheap | cheap.T
-    comp = np.full(len(M), -1, dtype=np.intp)
-    n_comp = 0
-    for s in range(len(M)):
-        if comp[s] >= 0:
-            continue
-        comp[s], stack = n_comp, [s]
-        while stack:
-            u = stack.pop()
-            for v in np.flatnonzero(cheap[u]):
-                if comp[v] < 0:
-                    comp[v] = n_comp
-                    stack.append(int(v))
-        n_comp += 1
-    comp.setflags(write=False)
-    return comp
-
-
-@dataclass(frozen=True)
-class _ClassLayout:
-    """The layers of a list of networks grouped by label class, padded per class.
-
-    For class ``c``: ``count[c]`` (n,) layers per network, ``mass[c]`` (n, P_c) with zero mass
-    in the padding (ignored by the network simplex and by the greedy rule), ``label[c]``
-    (n, P_c) vocabulary indices, ``feat[c]`` (n, P_c, n_features) path lengths, ``total[c]`` (n,).
-    """
-
-    count: list[np.ndarray]
-    mass: list[np.ndarray]
-    label: list[np.ndarray]
-    feat: list[np.ndarray]
-    total: list[np.ndarray]
-    pos: list[np.ndarray]     # (n, P_c) layer index in its network (padding: a large number)
-
-
-def _class_layout(P: Sequence[PreparedGraph], cls_of: np.ndarray, n_classes: int) -> _ClassLayout:
-    sizes = np.array([p.n_layers for p in P], dtype=np.intp)
-    lab = np.concatenate([p.label_idx for p in P])
-    mass = np.concatenate([p.masses for p in P])
-    feat = np.concatenate([p.features for p in P])
-    net = np.repeat(np.arange(len(P)), sizes)
-    cls = cls_of[lab]
-    order = np.lexsort((cls, net))  # by network, then class, layer order kept within a class
-    key = net[order] * n_classes + cls[order]
-    first = np.r_[0, np.flatnonzero(np.diff(key)) + 1]
-    rank = np.arange(len(key)) - np.repeat(first, np.diff(np.r_[first, len(key)]))
-    out = _ClassLayout([], [], [], [], [], [])
-    layer = np.concatenate([np.arange(n) for n in sizes])
-    nF = feat.shape[1]
-    for c in range(n_classes):
-        sel = order[cls[order] == c]
-        r = rank[cls[order] == c]
-        cnt = np.bincount(net[sel], minlength=len(P))
-        width = int(cnt.max()) if len(P) else 0
-        m = np.zeros((len(P), width))
-        m[net[sel], r] = mass[sel]
-        lb = np.zeros((len(P), width), dtype=np.intp)
-        lb[net[sel], r] = lab[sel]
-        ft = np.zeros((len(P), width, nF))
-        ft[net[sel], r] = feat[sel]
-        out.count.append(cnt)
-        out.mass.append(m)
-        out.label.append(lb)
-        out.feat.append(ft)
-        out.total.append(m.sum(axis=1))
-        ps = np.full((len(P), width), np.iinfo(np.intp).max // 2, dtype=np.intp)
-        ps[net[sel], r] = layer[sel]
-        out.pos.append(ps)
-    return out
-
-
-def _greedy_value(single: np.ndarray, other: np.ndarray, cost: np.ndarray, nap: float) -> np.ndarray:
-    """Optimal cost of a class problem where one side has a single layer (closed form).
-
-    ``single`` (K,) the lone layer's mass, ``other`` (K, L) the other side's masses (zero =
-    padding), ``cost`` (nN, K, L) the arc costs (finite). The problem is
-    ``nap * (total masses) + min sum_j x_j (c_j - 2 nap)`` over ``0 <= x_j <= other_j``,
-    ``sum_j x_j <= single`` (the sink form of :func:`otmann_matrix`), a fractional knapsack
-    with unit weights: filling the cheapest arcs first is optimal.
-    """
-    order = np.argsort(cost, axis=-1, kind="stable")
-    cs = np.take_along_axis(cost, order, axis=-1)
-    ws = np.take_along_axis(np.broadcast_to(other, cost.shape), order, axis=-1)
-    before = np.cumsum(ws, axis=-1) - ws
-    x = np.minimum(np.maximum(single[None, :, None] - before, 0.0), ws)
-    gain = np.minimum(cs - 2.0 * nap, 0.0)
-    return nap * (single + other.sum(axis=-1))[None, :] + (x * gain).sum(axis=-1)
-
-
-def _parametric_emd(a: np.ndarray, b: np.ndarray, base: np.ndarray, slope: np.ndarray,
-                    nus: np.ndarray) -> np.ndarray:
-    """Optimal costs ``(len(nus), K)`` of the K problems ``(a[t], b[t], base[t] + nu * slope[t])``.
-
-    ``nus`` sorted ascending. The optimal cost f(nu) is concave and piecewise linear in nu
-    (a minimum over plans T of <T, base> + nu <T, slope>). Both ends are solved; if the plan
-    optimal at one end is also optimal at the other (its cost there equals the optimum, to
-    1e-13 relative), f is that plan's line on the whole interval (concavity puts f above
-    the chord, the plan's line is the chord and bounds f from above), so the values inside
-    are read off the line. Otherwise the middle value is solved and both halves are treated
-    alike. With the four NASBOT weights this takes about 2.7 instead of 4 solves per pair;
-    the values agree with solving every nu to ~1e-15 relative (the tolerance bounds the error).
-    """
-    emd = _emd_c()
-    nN, K = len(nus), a.shape[0]
-    f = np.zeros((nN, K))
-    A = np.zeros((nN, K))  # <T_q, base> and <T_q, slope> of the plan solved at nus[q]
-    B = np.zeros((nN, K))
-
-    def solve_at(q: int, ts: np.ndarray) -> None:
-        bs, ss = (base, slope) if len(ts) == K else (base[ts], slope[ts])
-        C = bs + nus[q] * ss
-        if emd is None:  # pragma: no cover - other POT layouts
-            res = [_plan_solver()(x, y, z) + (0, 0, 1) for x, y, z in zip(a[ts], b[ts], C)]
-        else:
-            sub = (a, b) if len(ts) == K else (a[ts], b[ts])
-            res = [emd(x, y, z, 100000, 1) for x, y, z in zip(*sub, C)]
-        for r in res:
-            if r[4] != 1:
-                _check_code(r[4])
-        G = np.stack([r[0] for r in res])
-        f[q, ts] = [r[1] for r in res]
-        A[q, ts] = np.einsum("tij,tij->t", G, bs)
-        B[q, ts] = np.einsum("tij,tij->t", G, ss)
-
-    def interval(lo: int, hi: int, ts: np.ndarray) -> None:
-        inner = list(range(lo + 1, hi))
-        if not inner or not len(ts):
-            return
-        tol_hi = 1e-13 * np.maximum(1.0, np.abs(f[hi, ts]))
-        tol_lo = 1e-13 * np.maximum(1.0, np.abs(f[lo, ts]))
-        ok_lo = A[lo, ts] + nus[hi] * B[lo, ts] <= f[hi, ts] + tol_hi
-        ok_hi = ~ok_lo & (A[hi, ts] + nus[lo] * B[hi, ts] <= f[lo, ts] + tol_lo)
-        for end, ok in ((lo, ok_lo), (hi, ok_hi)):
-            tt = ts[ok]
-            for q in inner:
-                f[q, tt] = A[end, tt] + nus[q] * B[end, tt]
-        rest = ts[~(ok_lo | ok_hi)]
-        if len(rest):
-            mid = inner[len(inner) // 2]
-            solve_at(mid, rest)
-            interval(lo, mid, rest)
-            interval(mid, hi, rest)
-
-    everyone = np.arange(K)
-    solve_at(0, everyone)
-    if nN > 1:
-        solve_at(nN - 1, everyone)
-        interval(0, nN - 1, everyone)
-    return f
-
-
 def _check_nap(nap: float) -> float:
     nap = float(nap)
     if not np.isfinite(nap) or nap <= 0:
@@ -602,31 +402,19 @@ def otmann_matrix(graphs_a: Sequence["LayerGraph | PreparedGraph"],
 
     Returns ``(D, Dbar)``, each of shape (len(nu_strs), len(a), len(b)). ``graphs_b=None`` (or
     the same list object) computes the symmetric matrix once per unordered pair, with zero
-    diagonal. ``n_jobs > 1`` solves rows in that many threads (the OT solves release the GIL).
-
-    How (the value is the optimum of nasbot.txt eq. (3) in the sink form of its Appendix A;
-    only the route to it is ours). With ``nap`` the non-assignment penalty, the sink problem
-    equals ``nap * (tm1 + tm2) + min sum_ij T_ij (C_ij - 2 nap)`` over partial plans (row sums
-    at most G1's masses, column sums at most G2's): each real layer's unmatched mass goes to
-    the other side's sink at cost nap, and the sinks' remaining masses meet at cost 0. Arcs
-    with ``C_ij >= 2 nap`` never lower that minimum, so the problem splits into independent
-    problems, one per label class (:func:`_label_classes`: CNN ip, op, softmax, fc, pools,
-    conv/res), each again in sink form with its own masses. A class with a single layer on
-    one side (always ip and op, mostly softmax and fc) has a closed form
-    (:func:`_greedy_value`); the others go to POT's exact network simplex, over the
-    structural weights by the parametric shortcut of :func:`_parametric_emd`. Disparate
-    labels inside a class (none with the authors' costs) cost 4 x penalty instead of the
-    authors' 7.65432e5: any value >= 2 x penalty gives the same optimum by the argument above.
+    diagonal. Cost matrices are built with one vectorised pass per row network; zero-mass
+    padding (ignored by the network simplex) makes each pair's problem a contiguous view.
+    ``n_jobs > 1`` solves rows in that many threads (the OT solves dominate and release the GIL).
     """
     nap = _check_nap(non_assignment_penalty)
     if int(n_jobs) != n_jobs or n_jobs < 1:
         raise InvalidSettingError(f"OTMANN: n_jobs must be a positive integer, got {n_jobs!r}")
     n_jobs = int(n_jobs)
-    nus_in = _check_nus(nu_strs)
+    nus = _check_nus(nu_strs)
     symmetric = graphs_b is None or graphs_b is graphs_a
     PA = [prepare(g) for g in graphs_a]
     PB = PA if symmetric else [prepare(g) for g in graphs_b]
-    nA, nB, nN = len(PA), len(PB), len(nus_in)
+    nA, nB, nN = len(PA), len(PB), len(nus)
     D = np.zeros((nN, nA, nB))
     Dbar = np.zeros((nN, nA, nB))
     if nA == 0 or nB == 0:
@@ -636,129 +424,77 @@ def otmann_matrix(graphs_a: Sequence["LayerGraph | PreparedGraph"],
         raise InvalidConfigError(f"OTMANN: cannot compare networks of different kinds {sorted(kinds)}")
     kind = kinds.pop()
     M = _vocab_matrix(kind, nap)
-    cls_of = _label_classes(kind, nap)
-    nC = int(cls_of.max()) + 1
-    nus, back = np.unique(nus_in, return_inverse=True)  # the parametric shortcut wants them sorted
-    nU = len(nus)
-    LB = _class_layout(PB, cls_of, nC)
-    LA = LB if symmetric else _class_layout(PA, cls_of, nC)
+    solve = _solver()
+
+    # ip and op only match ip and op (every other label cost is infinite), so by the argument
+    # below their part of the optimum is closed-form: for masses m1, m2 at cost c, match
+    # min(m1, m2) at min(c, 2 * penalty) and leave |m1 - m2| unassigned. The OT problem is then
+    # solved on the remaining "core" layers with their own sinks (fewer arcs, same optimum).
+    # Padded layout for B's core: every network gets P slots (zero mass beyond its layers, which
+    # the network simplex ignores) and the sink in slot P, so each pair is a contiguous view.
+    P = max(p.n_layers for p in PB) - 2
     nF = PB[0].features.shape[1]
     tmB = np.array([p.total_mass for p in PB])
+    massB = np.zeros((nB, P))
+    labB = np.zeros((nB, P), dtype=np.intp)
+    featB = np.zeros((nB, P, nF))
+    endsB = np.empty((nB, 2, nF))      # features of ip and op
+    endmB = np.empty((nB, 2))          # masses of ip and op
+    for j, p in enumerate(PB):
+        massB[j, :p.n_layers - 2] = p.masses[1:-1]
+        labB[j, :p.n_layers - 2] = p.label_idx[1:-1]
+        featB[j, :p.n_layers - 2] = p.features[1:-1]
+        endsB[j] = p.features[[0, -1]]
+        endmB[j] = p.masses[[0, -1]]
+    coreB = tmB - endmB.sum(axis=1)
+
+    # Disparate labels: the authors put 7.65432e5 (INF_COST) in the OT cost matrix. Any value
+    # >= 2 * penalty gives the same optimum: mass moved between layers i and j can always be
+    # rerouted to both sinks for 2 * penalty instead (the sink-to-sink flow equals the matched
+    # mass, so there is room), and a moderate value lets the network simplex finish ~20% sooner.
     big = 4.0 * nap
-
-    def class_costs(i: int, c: int, js: np.ndarray) -> tuple:
-        """Label costs (disparate: ``big``) and structural costs (disparate: 0), each (k, n1, P)."""
-        n1, k, P = int(LA.count[c][i]), len(js), LB.mass[c].shape[1]
-        lab = M[LA.label[c][i, :n1]][:, LB.label[c][js].reshape(-1)].reshape(n1, k, P).transpose(1, 0, 2)
-        inf = ~np.isfinite(lab)
-        struct = _struct_cost(LA.feat[c][i, :n1], LB.feat[c][js].reshape(k * P, nF))
-        struct = struct.reshape(n1, k, P).transpose(1, 0, 2)
-        if inf.any():
-            lab = np.where(inf, big, lab)
-            struct = np.where(inf, 0.0, struct)
-        return lab, struct
-
-    def at_nus(lab: np.ndarray, struct: np.ndarray) -> np.ndarray:
-        return lab[None] + nus.reshape((-1,) + (1,) * lab.ndim) * struct[None]
 
     def row(i: int) -> None:
         js = np.arange(i + 1, nB) if symmetric else np.arange(nB)
-        k = js.size
-        if k == 0:
+        if js.size == 0:
             return
-        d = np.zeros((nU, k))
-        multi = []  # classes with two or more layers in network i: solved below
-        for c in range(nC):
-            n1 = int(LA.count[c][i])
-            mass1, mass2 = float(LA.total[c][i]), LB.total[c][js]
-            if n1 == 0 or LB.mass[c].shape[1] == 0:
-                d += nap * (mass1 + mass2)
-            elif n1 == 1:
-                lab, struct = class_costs(i, c, js)
-                d += _greedy_value(np.full(k, mass1), LB.mass[c][js], at_nus(lab[:, 0], struct[:, 0]), nap)
-            else:
-                multi.append(c)
-        if not multi:
-            return finish(i, js, d)
-        # the classes with several layers are solved together (one network simplex per pair and
-        # weight: separate calls cost more in fixed overhead than the smaller problems save); a
-        # pair whose network j has at most one layer in each of them has closed forms instead
-        for group in (multi,):
-            costs = [class_costs(i, c, js) for c in group]
-            n2 = np.stack([LB.count[c][js] for c in group])            # (len(group), k)
-            solo = (n2 <= 1).all(axis=0)
-            if solo.any():
-                t = np.flatnonzero(solo)
-                for c, (lab, struct), n2c in zip(group, costs, n2):
-                    n1 = int(LA.count[c][i])
-                    m1 = LA.mass[c][i, :n1]
-                    mass1 = float(LA.total[c][i])
-                    one = t[n2c[t] == 1]
-                    none = t[n2c[t] == 0]
-                    d[:, none] += nap * mass1
-                    if len(one):
-                        d[:, one] += _greedy_value(LB.mass[c][js[one], 0], np.broadcast_to(m1, (len(one), n1)),
-                                                   at_nus(lab[one, :, 0], struct[one, :, 0]), nap)
-            t = np.flatnonzero(~solo)
-            if len(t):
-                d[:, t] += group_emd(i, group, costs, js, t)
-        finish(i, js, d)
-
-    def group_emd(i: int, group: list, costs: list, js: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Optimal costs (nU, len(t)) of the classes ``group`` together, by the network simplex."""
-        n1s = [int(LA.count[c][i]) for c in group]
-        Ps = [LB.mass[c].shape[1] for c in group]
-        N1, PP, kE = sum(n1s), sum(Ps), len(t)
-        m1 = np.concatenate([LA.mass[c][i, :n] for c, n in zip(group, n1s)])
-        w2 = np.concatenate([LB.mass[c][js[t]] for c in group], axis=1)   # (kE, PP)
-        mass1, mass2 = float(m1.sum()), w2.sum(axis=1)
-        tot = mass1 + mass2
-        a = np.empty((kE, N1 + 1))
-        a[:, :N1] = m1[None, :] / tot[:, None]
-        a[:, N1] = mass2 / tot
-        lab = np.full((kE, N1, PP), big) if len(group) > 1 else None   # across classes: never used
-        struct = np.zeros((kE, N1, PP)) if len(group) > 1 else None
-        if len(group) == 1:
-            lab, struct = costs[0][0][t], costs[0][1][t]
-        else:
-            r0 = c0 = 0
-            for (lb, st), n, P in zip(costs, n1s, Ps):
-                lab[:, r0:r0 + n, c0:c0 + P] = lb[t]
-                struct[:, r0:r0 + n, c0:c0 + P] = st[t]
-                r0, c0 = r0 + n, c0 + P
-        # the network simplex is faster on layers in network order (the structural costs grow
-        # away from the diagonal) than grouped by class: restore that order on both sides, and
-        # drop each pair's padding (zero mass, last after the sort)
-        if len(group) > 1:
-            rows = np.argsort(np.concatenate([LA.pos[c][i, :n] for c, n in zip(group, n1s)]), kind="stable")
-            m1 = m1[rows]
-            a[:, :N1] = a[:, :N1][:, rows]
-            lab, struct = lab[:, rows], struct[:, rows]
-        width = int((w2 > 0).sum(axis=1).max())
-        if width < PP or len(group) > 1:
-            pos2 = np.concatenate([LB.pos[c][js[t]] for c in group], axis=1)
-            keep = np.argsort(pos2, axis=1, kind="stable")[:, :width]
-            w2 = np.take_along_axis(w2, keep, axis=1)
-            lab = np.take_along_axis(lab, keep[:, None, :], axis=2)
-            struct = np.take_along_axis(struct, keep[:, None, :], axis=2)
-            PP = width
-        b = np.empty((kE, PP + 1))
-        b[:, :PP] = w2 / tot[:, None]
-        b[:, PP] = mass1 / tot
+        pa = PA[i]
+        n1, k = pa.n_layers - 2, js.size
+        m1 = pa.masses[1:-1]
+        core1 = float(m1.sum())
+        tot = core1 + coreB[js]                                        # (k,) core masses
+        # augmented, normalised core mass vectors (sink last); rescale b so both sum to a's total
+        a = np.empty((k, n1 + 1))
+        a[:, :n1] = m1[None, :] / tot[:, None]
+        a[:, n1] = coreB[js] / tot
+        b = np.zeros((k, P + 1))
+        b[:, :P] = massB[js] / tot[:, None]
+        b[:, P] = core1 / tot
         b *= (a.sum(axis=1) / b.sum(axis=1))[:, None]
-        base = np.empty((kE, N1 + 1, PP + 1))
-        slope = np.zeros((kE, N1 + 1, PP + 1))
-        base[:, N1, :] = nap
-        base[:, :N1, PP] = nap
-        base[:, N1, PP] = 0.0
-        base[:, :N1, :PP] = lab
-        slope[:, :N1, :PP] = struct
-        return _parametric_emd(a, b, base, slope, nus) * tot[None, :]
-
-    def finish(i: int, js: np.ndarray, d: np.ndarray) -> None:
-        total = PA[i].total_mass + tmB[js]
-        D[:, i, js] = d[back]
-        Dbar[:, i, js] = d[back] / total
+        # label and structural costs against every core slot of the selected B networks, (k, n1, P)
+        lab = M[pa.label_idx[1:-1]][:, labB[js].reshape(-1)].reshape(n1, k, P).transpose(1, 0, 2)
+        inf = ~np.isfinite(lab)
+        lab = np.where(inf, 0.0, lab)
+        struct = _struct_cost(pa.features[1:-1], featB[js].reshape(k * P, nF)).reshape(n1, k, P).transpose(1, 0, 2)
+        # ip-ip and op-op: structural cost only (same label), (k, 2)
+        s_ends = np.abs(pa.features[[0, -1]][None] - endsB[js]).sum(axis=2) / nF
+        m_ends = pa.masses[[0, -1]][None]
+        matched, unmatched = np.minimum(m_ends, endmB[js]), np.abs(m_ends - endmB[js])
+        total = pa.total_mass + tmB[js]
+        C = np.empty((k, n1 + 1, P + 1))
+        C[:, n1, :] = nap
+        C[:, :n1, P] = nap
+        C[:, n1, P] = 0.0
+        body = C[:, :n1, :P]
+        for q, nu in enumerate(nus):
+            np.multiply(struct, nu, out=body)
+            body += lab
+            body[inf] = big
+            ends = (np.minimum(nu * s_ends, 2 * nap) * matched + nap * unmatched).sum(axis=1)
+            core = np.fromiter((solve(a[t], b[t], C[t]) for t in range(k)), float, count=k)
+            d = core * tot + ends
+            D[q, i, js] = d
+            Dbar[q, i, js] = d / total
 
     if n_jobs == 1 or nA == 1:
         for i in range(nA):
