@@ -68,25 +68,27 @@ def time_decisions(kind: str, n_obs: int, repeats: int, seed: int, settings: dic
     t0 = time.perf_counter()
     opt.ask()
     warm = time.perf_counter() - t0
-    totals, cpus, parts = [], [], []
+    totals, cpus, parts, picks = [], [], [], []
     for _ in range(repeats):
         tell(space.sample(rng))
         t0, c0 = time.perf_counter(), time.process_time()
-        opt.ask()
+        s = opt.ask()
         totals.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
         parts.append(dict(opt.last_timing))
+        picks.append(space.to_json(s.config))
     return {
         "kind": kind, "n_evaluated": n_obs, "repeats": repeats,
         "ea_evals_per_ask": acquisition_evaluations(n_obs),
         "decision_s_mean": statistics.mean(totals), "decision_s_median": statistics.median(totals),
         "decision_s_max": max(totals), "decision_cpu_s_mean": statistics.mean(cpus),
+        "decision_cpu_s_max": max(cpus), "decision_cpu_s_all": [round(t, 3) for t in cpus],
         "decision_s_all": [round(t, 3) for t in totals],
         "refit_asks": int(sum(p["refit"] for p in parts)),
         "distances_s_mean": statistics.mean(p["distances_s"] for p in parts),
         "fit_s_mean": statistics.mean(p["fit_s"] for p in parts),
         "acq_s_mean": statistics.mean(p["acq_s"] for p in parts),
-        "cache_fill_ask_s": warm, "settings": opt.settings,
+        "cache_fill_ask_s": warm, "settings": opt.settings, "picks": picks,
     }
 
 

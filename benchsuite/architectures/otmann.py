@@ -233,6 +233,17 @@ def _group_weights(labels: Sequence[str], kind: str) -> np.ndarray:
     return np.array([[1.0 if member(lab, gr) else 0.0 for gr in groups] for lab in labels])
 
 
+def _hop(L: np.ndarray, u: int, nb: tuple, wu: np.ndarray) -> None:
+    """``L[u]`` = (min, max, mean over the neighbours ``nb`` of their lengths) + ``wu``."""
+    if len(nb) == 1:  # a chain link: the three statistics of one value are the value itself
+        np.add(L[nb[0]], wu, out=L[u])
+        return
+    v = L[list(nb)]
+    L[u, 0] = np.minimum.reduce(v[:, 0], axis=0) + wu
+    L[u, 1] = np.maximum.reduce(v[:, 1], axis=0) + wu
+    L[u, 2] = np.add.reduce(v[:, 2], axis=0) / len(nb) + wu  # as ndarray.mean: sum, then divide
+
+
 def path_lengths(g: "LayerGraph") -> tuple[np.ndarray, np.ndarray]:
     """Shortest/longest/random-walk path lengths from ip and to op, per layer group.
 
@@ -252,18 +263,12 @@ def path_lengths(g: "LayerGraph") -> tuple[np.ndarray, np.ndarray]:
         ch = g.children(u)
         if not ch:
             raise InvalidConfigError(f"OTMANN: layer {u} ({g.labels[u]}) has no path to the output layer")
-        v = to_op[list(ch)]
-        to_op[u, 0] = v[:, 0].min(axis=0) + w[u]
-        to_op[u, 1] = v[:, 1].max(axis=0) + w[u]
-        to_op[u, 2] = v[:, 2].mean(axis=0) + w[u]
+        _hop(to_op, u, ch, w[u])
     for u in range(1, n):
         par = g.parents(u)
         if not par:
             raise InvalidConfigError(f"OTMANN: layer {u} ({g.labels[u]}) is not reachable from the input layer")
-        v = from_ip[list(par)]
-        from_ip[u, 0] = v[:, 0].min(axis=0) + w[u]
-        from_ip[u, 1] = v[:, 1].max(axis=0) + w[u]
-        from_ip[u, 2] = v[:, 2].mean(axis=0) + w[u]
+        _hop(from_ip, u, par, w[u])
     order = lambda a: a.transpose(0, 2, 1).reshape(n, 3 * ng)  # noqa: E731 (group-major columns)
     return order(from_ip), order(to_op)
 
