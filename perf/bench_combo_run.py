@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from decision_times import REPO, _code_path
+from decision_times import _code_path, tree_env, use_tree_from_env
 
 # combo_binary's instances (combo.txt Sec. 4.1): the authors' Ising and contamination problems
 SETTINGS = {"ising": {"lambda": 0.0, "instance_mode": "combo_authors"},
@@ -69,9 +69,7 @@ def main() -> None:
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        if os.environ.get("DECISION_TIMES_ISOLATE"):
-            sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", "")).lower()
-                                and "editable" not in type(f).__module__.lower()]
+        use_tree_from_env()
         b, n, s = args.worker
         print(json.dumps(worker(b, int(n), int(s))))
         return
@@ -83,10 +81,7 @@ def main() -> None:
     for bench in args.benchmarks:
         for seed in args.seeds:
             for label, code in codes:
-                env = dict(os.environ, PYTHONPATH=code, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                           MKL_NUM_THREADS="1")
-                if Path(code).resolve() != REPO:
-                    env["DECISION_TIMES_ISOLATE"] = "1"
+                env = tree_env(code)
                 p = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", bench,
                                     str(args.evals), str(seed)], env=env, capture_output=True, text=True)
                 if p.returncode:

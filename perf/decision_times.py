@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+TREE_VAR = "BENCHSUITE_PERF_TREE"  # a worker imports benchsuite from this source tree (perf/_tree.py)
 
 # plugin label -> (optimizer, benchmark, settings, sizes where the method is used at such sizes)
 PLUGINS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
@@ -156,6 +157,23 @@ def worker(label: str, n: int, repeats: int, seed: int, warmup: bool = True) -> 
     return {"plugin": label, "n": n, "first": first, "steady": steady, "code": str(Path(benchsuite.__file__).parent)}
 
 
+def tree_env(code: str) -> dict[str, str]:
+    """Environment of a worker process that imports benchsuite from the source tree ``code`` (one BLAS thread)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.pop(TREE_VAR, None)
+    if Path(code).resolve() != REPO:
+        env[TREE_VAR] = str(Path(code).resolve())
+    return env
+
+
+def use_tree_from_env() -> None:
+    """In a worker: point the editable install at the tree :func:`tree_env` named (``perf/_tree.py``)."""
+    if os.environ.get(TREE_VAR):
+        import _tree
+
+        _tree.use(os.environ[TREE_VAR])
+
+
 def _code_path(spec: str) -> str:
     if spec.startswith("git:"):
         rev = spec[4:]
@@ -166,21 +184,13 @@ def _code_path(spec: str) -> str:
             dest.mkdir(parents=True, exist_ok=True)
             archive = subprocess.run(["git", "-C", str(REPO), "archive", full], check=True, capture_output=True).stdout
             subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-        # revisions after the structure change keep optimizers/, analysis/, tables/ and protocols/ at the top
-        # and let the build map them into benchsuite; an unpacked archive on PYTHONPATH needs that map as links
-        for sub in ("optimizers", "analysis", "tables", "protocols"):
-            link = dest / "benchsuite" / sub
-            if (dest / sub).is_dir() and not link.exists() and not link.is_symlink():
-                link.symlink_to(Path("..") / sub)
         return str(dest)
     return str(Path(spec).resolve())
 
 
 def run_one(code: str, label: str, n: int, repeats: int, seed: int, timeout: float, warmup: bool = True) -> dict:
     """One worker process against the code at ``code``; returns its result or the failure."""
-    env = dict(os.environ, PYTHONPATH=code, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    if Path(code).resolve() != REPO:
-        env["DECISION_TIMES_ISOLATE"] = "1"
+    env = tree_env(code)
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", label, "--n", str(n),
            "--repeats", str(repeats), "--seed", str(seed)] + ([] if warmup else ["--skip-warmup"])
     try:
@@ -218,11 +228,7 @@ def main() -> None:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        if os.environ.get("DECISION_TIMES_ISOLATE"):
-            # another revision on PYTHONPATH: drop the installed checkout's editable-install finders, which
-            # would otherwise map benchsuite.optimizers / .analysis to this checkout's folders
-            sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in str(getattr(f, "__module__", "")).lower()
-                                and "editable" not in type(f).__module__.lower()]
+        use_tree_from_env()
         print(json.dumps(worker(args.worker, args.n[0], args.repeats, args.seed, not args.skip_warmup)))
         return
     codes = [c.split("=", 1) for c in args.code] or [["current", "."]]
