@@ -1,9 +1,9 @@
 """Result files: one CSV per run that any tool reads, and its provenance in a JSON file beside it.
 
-Format 2 (written since benchsuite 0.x; see ``docs/result-format.md``)::
+Format 2 (written since 2026-11-26; see ``docs/result-format.md``)::
 
     run.csv                 a plain CSV with a header row: pandas.read_csv("run.csv") reads it, no options
-    run.provenance.json     {"format": "benchsuite-result", "version": 2, "sha256": ..., "provenance": {...}}
+    run.provenance.json     {"format": "benchsuite-result", "version": 2, "data_sha256": ..., "provenance": {...}}
 
     trial,worker,status,config,fidelity,...,info,config_x0,config_x1
     0,0,ok,"{""x0"":1.5,""x1"":2.0}",,...,{},1.5,2.0
