@@ -30,7 +30,12 @@ use, and ``evaluate_float64``, their ``_evaluate_single`` before its float32 cas
 ``multiple_categorical.py``'s pest-control functions unchanged. Its venv: numpy, scipy and
 torch 2.13.0 (CPU) from /opt/wheels.
 
-Result (2026-11-25, ``--n-ising 150``; load average ~20 on 2 cores): every seed pair,
+Result (2026-11-26, ``--n-ising 1000``, the issue's full size; ``studies/results/combo_objectives_1000.json``):
+every seed pair, initial design and instance equal; max |ours - theirs| 5.1e-13 (Ising, 1,000
+configurations), 7.1e-15 (contamination, 1,000), 0 (pest control, 1,000); against their float32
+outputs 9.5e-7 and 9.5e-7. Their code took 6,490 s wall for it at load ~3.5.
+
+Earlier result (2026-11-25, ``--n-ising 150``; load average ~20 on 2 cores): every seed pair,
 initial design and instance equal; max |ours - theirs| 4.5e-13 (Ising, 150 configurations),
 7.1e-15 (contamination, 1,000), 0 (pest control, 1,000); against their float32 outputs
 9.4e-7 and 9.5e-7. Ising was trimmed from 1,000 to 150 configurations for the task's CPU
