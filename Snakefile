@@ -249,7 +249,7 @@ rule reproductions:
     """reproductions/scorecard.csv and SCORECARD.md from the committed runs and the protocols' published: blocks."""
     input:
         [p.path for p in PROTOCOLS.values() if p.published is not None and (p.published.cells or p.published.claims)],
-        sorted(glob.glob(os.path.join(REPRODUCTIONS, "*", "runs.csv.gz"))),
+        sorted(glob.glob(os.path.join(REPRODUCTIONS, "*", "runs.csv.xz"))),
         sorted(glob.glob(os.path.join(REPRODUCTIONS, "notes.yaml"))),
     output:
         os.path.join(REPRODUCTIONS, "scorecard.csv"),

@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Without an action: build reproductions/scorecard.csv and reproductions/SCORECARD.md from the "
                     "committed runs alone. `collect` adds a results folder's finished runs of a protocol to "
-                    "reproductions/<protocol>/ (runs.csv.gz, provenance.json); `restore` writes the committed "
+                    "reproductions/<protocol>/ (runs.csv.xz, provenance.json); `restore` writes the committed "
                     "runs back as result files so that the workflow resumes without rerunning them.",
         epilog="Examples:\n"
                "  benchsuite reproductions\n"
@@ -95,8 +95,8 @@ def main(args: argparse.Namespace) -> int:
                 rep = R.collect(p, args.results, root, replace=args.replace)
                 for line in rep["refused"]:
                     print(f"{name}: refused {line}", file=sys.stderr)
-                gz = root / name / "runs.csv.gz"
-                state = (f"wrote {gz} ({gz.stat().st_size / 1e6:.2f} MB)" if rep["written"]
+                out = root / name / R.RUNS_FILE
+                state = (f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)" if rep["written"]
                          else "nothing new; nothing written")
                 print(f"{name}: {len(rep['added'])} run(s) added, {len(rep['replaced'])} replaced, {rep['kept']} kept; "
                       f"{rep['runs']} committed of {len(p.jobs())}; {state}")

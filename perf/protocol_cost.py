@@ -80,7 +80,7 @@ def main() -> None:
         prov_path = REPO / "reproductions" / name / "provenance.json"
         prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
         done, hours = prov.get("repetitions_done", {}), prov.get("compute_hours", {})
-        runs_path = REPO / "reproductions" / name / "runs.csv.gz"
+        runs_path = REPO / "reproductions" / name / "runs.csv.xz"
         made = {}  # evaluations the committed runs made, per benchmark (a time budget's real size)
         if runs_path.exists():
             import pandas as pd

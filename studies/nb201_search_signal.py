@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    runs = pd.read_csv(REPO / "reproductions/nb201/runs.csv.gz", usecols=["benchmark", "optimizer", "repetition",
+    runs = pd.read_csv(REPO / "reproductions/nb201/runs.csv.xz", usecols=["benchmark", "optimizer", "repetition",
                                                                           "evaluation"])
     rs = runs[runs.optimizer == "random_search"].groupby(["benchmark", "repetition"])["evaluation"].max()
     out = {}

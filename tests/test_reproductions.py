@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import copy
-import gzip
+import json
+import lzma
 import math
 import shutil
 from pathlib import Path
@@ -184,12 +185,28 @@ def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_pat
     fresh = tmp_path / "fresh"
     rep = R.collect(mini, results, fresh)
     assert rep["written"] and len(rep["added"]) == 9
-    a, b = R.read_runs(committed / "mini" / "runs.csv.gz"), R.read_runs(fresh / "mini" / "runs.csv.gz")
+    a, b = R.read_runs(committed / "mini" / R.RUNS_FILE), R.read_runs(fresh / "mini" / R.RUNS_FILE)
     pd.testing.assert_frame_equal(a, b)
     pa = R.read_provenance(committed / "mini" / "provenance.json")
     pb = R.read_provenance(fresh / "mini" / "provenance.json")
     assert pa["runs"] == pb["runs"] and pa["repetitions_done"] == pb["repetitions_done"] == {
         "branin_discrete": {"random_search": 3, "regularized_evolution": 3, "simulated_annealing": 3}}
+
+
+def test_simulated_clocks_are_committed_to_clock_digits_and_provenance_is_factored(mini) -> None:
+    frame = pd.DataFrame({"ask_time": [1234.56789012345, 0.1 + 0.2], "start_time": [1.0, 2.0],
+                          "end_time": [3.0, 4.0], "told_time": [5.0, 6.0], "overhead_s": [0.0123456, 1.0]})
+    out = R.round_for_commit(frame, mini, live=False)
+    assert not mini.include_overhead  # so the clocks are simulated: 6 digits, the overhead measured: 4
+    assert out["ask_time"].tolist() == [1234.57, 0.3] and out["overhead_s"].tolist() == [0.01235, 1.0]
+    assert R.round_for_commit(out, mini, live=False).equals(out)  # idempotent: a rerun compares exactly
+    runs = [{"benchmark_label": b, "repetition": r, "table": f"/t/{b}.h5", "seed": 10 * r + len(b), "python": "3"}
+            for b in ("aa", "bbb") for r in range(3)]
+    prov = json.loads(R.provenance_text({"run_common": {"python": "3"}, "benchmark_common": {
+        "aa": {"table": "/t/aa.h5"}, "bbb": {"table": "/t/bbb.h5"}},
+        "runs": [{k: v for k, v in r.items() if k not in ("table", "python")} for r in runs]}))
+    assert R.run_provenances(prov) == runs  # every run's record whole again (shared fields merged back)
+    assert prov["runs"][0] == {"benchmark_label": "aa", "repetition": 0, "seed": 2}
 
 
 def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Path) -> None:
@@ -205,13 +222,13 @@ def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Pa
     results2 = _results_from(committed, mini, tmp_path / "wf2")
     rep = R.collect(mini, results2, part)
     assert len(rep["added"]) == 5 and rep["kept"] == 4 and rep["runs"] == 9
-    a = R.read_runs(committed / "mini" / "runs.csv.gz")
-    b = R.read_runs(part / "mini" / "runs.csv.gz")
+    a = R.read_runs(committed / "mini" / R.RUNS_FILE)
+    b = R.read_runs(part / "mini" / R.RUNS_FILE)
     pd.testing.assert_frame_equal(a, b)
     # again: nothing new, nothing written
-    before = (part / "mini" / "runs.csv.gz").read_bytes()
+    before = (part / "mini" / R.RUNS_FILE).read_bytes()
     assert not R.collect(mini, results2, part)["written"]
-    assert (part / "mini" / "runs.csv.gz").read_bytes() == before
+    assert (part / "mini" / R.RUNS_FILE).read_bytes() == before
 
 
 def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: Path) -> None:
@@ -254,9 +271,9 @@ def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_sol
 def test_corrupt_runs_file_is_one_line_and_nothing_is_overwritten(committed: Path, mini, tmp_path: Path,
                                                                    damage: str, capsys) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
-    runs = committed / "mini" / "runs.csv.gz"
+    runs = committed / "mini" / R.RUNS_FILE
     data = runs.read_bytes()
-    bad = {"truncate": data[: len(data) // 2], "garbage": b"not gzip at all", "empty": b""}[damage]
+    bad = {"truncate": data[: len(data) // 2], "garbage": b"not xz at all", "empty": b""}[damage]
     runs.write_bytes(bad)
     prov = (committed / "mini" / "provenance.json").read_bytes()
     with pytest.raises(DataError) as err:
@@ -265,14 +282,14 @@ def test_corrupt_runs_file_is_one_line_and_nothing_is_overwritten(committed: Pat
     assert runs.read_bytes() == bad and (committed / "mini" / "provenance.json").read_bytes() == prov
     code = main(["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols")])
     line = capsys.readouterr().err.strip()
-    assert code == 2 and line.count("\n") == 0 and "runs.csv.gz" in line
+    assert code == 2 and line.count("\n") == 0 and R.RUNS_FILE in line
 
 
 def test_runs_and_provenance_out_of_step_is_refused(committed: Path, mini, tmp_path: Path) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
-    runs = committed / "mini" / "runs.csv.gz"
+    runs = committed / "mini" / R.RUNS_FILE
     df = R.read_runs(runs)
-    with gzip.open(runs, "wt") as fh:  # a valid file, but not the one provenance.json describes
+    with lzma.open(runs, "wt") as fh:  # a valid file, but not the one provenance.json describes
         df.iloc[: len(df) // 2].to_csv(fh, index=False)
     with pytest.raises(DataError, match="out of step"):
         R.collect(mini, results, committed, replace=True)
@@ -284,7 +301,7 @@ def test_verify_reruns_and_detects_a_changed_value(committed: Path, capsys) -> N
     args = ["reproductions", "--dir", str(committed), "--protocols", str(DATA / "protocols"), "--verify", "2"]
     assert main(args) == 0
     assert "2 of 2 reruns identical" in capsys.readouterr().out
-    runs = committed / "mini" / "runs.csv.gz"
+    runs = committed / "mini" / R.RUNS_FILE
     df = R.read_runs(runs)
     df["incumbent_loss"] = df["incumbent_loss"] + 1e-12  # one ulp-scale change is a difference
     digest = R._write_runs(df, runs)
