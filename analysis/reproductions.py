@@ -7,9 +7,10 @@
 (every per-run column, plus the run keys); ``provenance.json`` holds what the runs were made with
 (commits, versions, machines), the compute spent, the repetitions done per cell, every run's own
 provenance record (the fields all runs share written once) and the sha256 of ``runs.csv.xz``.
-The frame is xz-compressed (preset 6, extreme): 35% smaller than gzip's best on these files (combo_binary:
-5.70 -> 3.71 MB), read back faster than gzip (less to read), at 1-3 minutes of compression per collect of
-the largest protocol; pandas reads it as it is (``pd.read_csv("runs.csv.xz")``).
+The frame is xz-compressed (preset 6, extreme): 35-40 % smaller than gzip on these files (combo_binary
+5.70 -> 3.71 MB, nb201 5.38 -> 3.36 MB), read back in 1.3x gzip's CPU time (nb201: 0.91 against 0.68 s),
+at about 2 minutes of compression per collect of the largest protocols (``perf/bench_runs_format.py``);
+pandas reads it as it is (``pd.read_csv("runs.csv.xz")``).
 
 Collecting merges with what is committed: a committed run is kept unless ``replace`` is asked for,
 runs that are not jobs of the protocol as it stands (unknown labels, another seed) are refused, and

@@ -1,0 +1,52 @@
+"""Size and read/write time of a committed runs frame as gzip and as xz (issue 25: keep reproductions/ small).
+
+    OMP_NUM_THREADS=1 .venv/bin/python perf/bench_runs_format.py [--protocol combo_binary] [--repeats 3]
+
+Reads ``reproductions/<protocol>/runs.csv.xz``, writes the same frame as gzip (pandas' default level,
+what was committed before) and as xz (preset 6, extreme: what ``collect`` writes now) into a temporary
+folder, and reports each file's size, the CPU seconds of writing it once and the median CPU seconds of
+reading it back with :func:`read_runs` (the scorecard's and --verify's reader). Ratios measured in one
+run are the figures to compare; the load average is printed at the end.
+"""
+from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from benchsuite.analysis import reproductions as R
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cpu(fn) -> float:  # noqa: ANN001 - any callable
+    """Process CPU seconds of one call."""
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def main() -> None:
+    """Command line."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--protocol", default="combo_binary")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    df = R.read_runs(REPO / "reproductions" / args.protocol / R.RUNS_FILE)
+    print(f"{args.protocol}: {len(df):,} rows x {df.shape[1]} columns")
+    print("| format | MB | write CPU s | read CPU s (median) |")
+    print("|---|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, comp in (("gzip (pandas default)", {"method": "gzip", "mtime": 0}), ("xz preset 6e", R._XZ)):
+            path = Path(tmp) / ("runs.csv.gz" if comp["method"] == "gzip" else "runs.csv.xz")
+            w = cpu(lambda: df.to_csv(path, index=False, compression=comp))  # noqa: B023
+            r = statistics.median(cpu(lambda: R.read_runs(path)) for _ in range(args.repeats))  # noqa: B023
+            print(f"| {name} | {path.stat().st_size / 1e6:.2f} | {w:.1f} | {r:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
