@@ -52,7 +52,7 @@ CLOCK_COLUMNS = ("ask_time", "start_time", "end_time", "told_time")
 TIMING_COLUMNS = (*CLOCK_COLUMNS, "overhead_s")
 # measured times are committed to 4 significant digits (0.1 ms of a second-long overhead, 1 s of a clock at
 # 10^4 s): their further digits are noise no rerun reproduces, and they are most of the file's size
-# (issue 25 keeps reproductions/ under 30 MB). Simulated clocks (overhead off the clock) stay exact.
+# (issue 25 keeps reproductions/ under 30 MB).
 TIMING_DIGITS = 4
 # simulated clocks (sums of tabulated or nominal costs, overhead off the clock) are reproducible to the last
 # bit, but their 17 digits were most of a tabulated protocol's file (nb201_authors: 4 of 5.6 MB). They are
@@ -101,8 +101,8 @@ def read_runs(path: str | os.PathLike) -> pd.DataFrame:
                          na_values=[""])
     except FileNotFoundError:
         raise DataError(f"{p}: no such file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError, pd.errors.ParserError,
-            pd.errors.EmptyDataError, ValueError) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError,
+            pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DataError(f"{p}: corrupt or truncated runs file ({' '.join(str(exc).split()) or type(exc).__name__}); "
                         f"restore it with `git checkout -- {p}`") from None
     missing = [c for c in (*RUN_KEYS, "seed", "trial", "config", "incumbent_loss") if c not in df.columns]
@@ -228,7 +228,7 @@ def provenance_text(summary: Mapping[str, Any]) -> str:
     runs = summary.get("runs", [])
     text = json.dumps({**summary, "runs": []}, indent=1, sort_keys=False, default=str)
     lines = ",\n  ".join(json.dumps(r, sort_keys=False, default=str) for r in runs)
-    return text.replace('"runs": []', f'"runs": [\n  {lines}\n ]' if runs else '"runs": []', 1) + "\n"
+    return text.replace('\n "runs": []', f'\n "runs": [\n  {lines}\n ]' if runs else '\n "runs": []', 1) + "\n"
 
 
 def _shared(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
