@@ -200,13 +200,18 @@ def test_simulated_clocks_are_committed_to_clock_digits_and_provenance_is_factor
     assert not mini.include_overhead  # so the clocks are simulated: 6 digits, the overhead measured: 4
     assert out["ask_time"].tolist() == [1234.57, 0.3] and out["overhead_s"].tolist() == [0.01235, 1.0]
     assert R.round_for_commit(out, mini, live=False).equals(out)  # idempotent: a rerun compares exactly
-    runs = [{"benchmark_label": b, "repetition": r, "table": f"/t/{b}.h5", "seed": 10 * r + len(b), "python": "3"}
-            for b in ("aa", "bbb") for r in range(3)]
-    prov = json.loads(R.provenance_text({"run_common": {"python": "3"}, "benchmark_common": {
-        "aa": {"table": "/t/aa.h5"}, "bbb": {"table": "/t/bbb.h5"}},
-        "runs": [{k: v for k, v in r.items() if k not in ("table", "python")} for r in runs]}))
-    assert R.run_provenances(prov) == runs  # every run's record whole again (shared fields merged back)
+    runs = [{"benchmark_label": b, "optimizer_label": "rs", "repetition": r, "table": f"/t/{b}.h5",
+             "seed": 10 * r + len(b), "python": "3"} for b in ("aa", "bbb") for r in range(3)]
+    df = pd.DataFrame({"benchmark": [r["benchmark_label"] for r in runs], "optimizer": "rs",
+                       "repetition": [r["repetition"] for r in runs], "overhead_s": 1.0, "cost_s": 1.0})
+    summary = R._summary(df, runs, mini)
+    assert summary["run_common"] == {"optimizer_label": "rs", "python": "3"}
+    assert summary["benchmark_common"] == {"aa": {"table": "/t/aa.h5"}, "bbb": {"table": "/t/bbb.h5"}}
+    prov = json.loads(R.provenance_text(summary))
     assert prov["runs"][0] == {"benchmark_label": "aa", "repetition": 0, "seed": 2}
+    assert R.run_provenances(prov) == runs  # every run's record whole again (shared fields merged back)
+    lines = R.provenance_text(summary).splitlines()
+    assert all(f"  {json.dumps(r)}," in lines or f"  {json.dumps(r)}" in lines for r in prov["runs"])  # one line each
 
 
 def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Path) -> None:
