@@ -62,6 +62,7 @@ REFIT_INTERVAL = 1  # ibid.: the surrogate is refitted after every evaluation
 RIDGE_ALPHA = 1e-5  # authors' surrogates/hashing.py: weight_decay_coeff=1e-5 (sklearn Ridge alpha)
 POPULATION = 100  # Sec. 7.2
 TOURNAMENT = 25  # Sec. 7.2
+ROWS_MEMO = 50_000  # configurations whose feature buckets an SMBO run remembers (the NB201 cell has 15,625)
 RETRIES = 20  # how often a proposal equal to a pending trial is redrawn before it is accepted
 FEASIBLE_TRIES = 1000  # draws before an infeasible proposal is returned anyway (the benchmark then fails it)
 
@@ -331,9 +332,19 @@ class DASMBO(_DASearcher):
         self._w: np.ndarray | None = None
         self._b = 0.0
         self._bucket_cache: dict[str, int] = {}
+        self._rows_of: dict[Hashable, np.ndarray] = {}  # space key -> buckets (SMBO redraws the same lists)
 
     def buckets(self, config: Any) -> np.ndarray:
         """Bucket indices of a configuration's features (with repeats: counts add up)."""
+        key = self.space.key(config)
+        row = self._rows_of.get(key)
+        if row is None:
+            if len(self._rows_of) >= ROWS_MEMO:
+                self._rows_of.clear()
+            row = self._rows_of[key] = self._buckets(config)
+        return row
+
+    def _buckets(self, config: Any) -> np.ndarray:
         cache, size = self._bucket_cache, self.settings["hash_size"]
         out = []
         for f in self.space.features(config):

@@ -413,3 +413,31 @@ def test_known_value_lists_keep_booleans_apart():
     with pytest.raises(InvalidConfigError):
         sp.validate([True] * 19)
     assert sp.validate([1.0] * 19) == ones and all(type(x) is int for x in sp.validate([1.0] * 19))
+
+
+@pytest.mark.parametrize("name", ["genetic", "flat", "nb201"])
+def test_product_spaces_draw_without_walking_exactly_as_a_walk_draws(name):
+    sp = make_space(name, **SMALL[name])
+    assert sp.space_fn.product
+
+    def walked(space_fn):  # the same function without the declaration: every draw is a walk
+        fn = lambda n_classes=10: space_fn(n_classes)  # noqa: E731
+        return DASpace(name, fn)
+
+    slow = walked(sp.space_fn)
+    r_fast, r_slow = np.random.default_rng(5), np.random.default_rng(5)
+    fast_draws = [sp.sample(r_fast) for _ in range(40)]
+    assert fast_draws == [slow.sample(r_slow) for _ in range(40)]
+    assert sp._product is not None and not slow._product  # the fast path was taken, and only there
+    assert r_fast.integers(1 << 30) == r_slow.integers(1 << 30)  # the generators moved alike
+    v = fast_draws[-1]  # a value list drawn without a walk answers like a walked one
+    assert sp.hyperparameters(v) == slow.hyperparameters(v) and sp.is_valid(v) and sp.features(v) == slow.features(v)
+    assert all(type(a) is type(b) for a, b in zip(v, slow.validate(list(v))))
+
+
+def test_a_wrong_product_declaration_is_refused():
+    sp = make_space("nasbench", **SMALL["nasbench"])
+    fn = lambda n_classes=10: sp.space_fn(n_classes)  # noqa: E731
+    fn.product = True
+    with pytest.raises(RuntimeError, match="declares product = True"):
+        DASpace("nasbench", fn).sample(np.random.default_rng(0))

@@ -57,6 +57,15 @@ class _Record:
         self.last_round = g.round_starts[-1] if g.round_starts else 0
         self.static: tuple[bool, ...] | None = None  # see DASpace._static
 
+    @classmethod
+    def like(cls, template: _Record, values: tuple) -> _Record:
+        """The record of another value list of a product space (see :meth:`DASpace.sample`): the same
+        positions, domains and rounds, no infeasibility."""
+        rec = cls.__new__(cls)
+        rec.values, rec.names, rec.domains = values, template.names, template.domains
+        rec.infeasible, rec.last_round, rec.static = (), template.last_round, template.static
+        return rec
+
     def canonical(self, pos: int, value: Any) -> Any:
         """The domain's own copy of ``value`` at ``pos`` (the first equal one, as a walk picks it)."""
         dom = self.domains[pos]
@@ -82,6 +91,7 @@ class DASpace(ArchitectureSpace):
         self._records: OrderedDict[tuple, _Record] = OrderedDict()
         self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
         self._feature_memo: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # typed values -> features
+        self._product: _Record | None = None  # a product space's first sampled record (see sample)
 
     # -- traversal -------------------------------------------------------------------------
     def graph(self, n_classes: int = 10) -> core.Graph:
@@ -133,11 +143,15 @@ class DASpace(ArchitectureSpace):
         records = self._records
         if values in records and records[values].static is not None and records[values].values == values:
             rec.static = records[values].static
+        self._keep_record(rec)
+        return rec
+
+    def _keep_record(self, rec: _Record) -> None:
+        values, records = rec.values, self._records
         records[values] = rec
         records.move_to_end(values)
         while len(records) > _RECORDS:
             records.popitem(last=False)
-        return rec
 
     @staticmethod
     def _key(values: Any) -> tuple | None:
@@ -237,7 +251,32 @@ class DASpace(ArchitectureSpace):
         return "; ".join(rec.infeasible) if rec.infeasible else None
 
     def sample(self, rng: np.random.Generator) -> tuple:
-        """Uniform choice at every hyperparameter (Algorithm 3), redrawn until feasible."""
+        """Uniform choice at every hyperparameter (Algorithm 3), redrawn until feasible.
+
+        A space function that declares ``product = True`` (Genetic, Flat, the NAS-Bench-201 cell:
+        every hyperparameter is created before the walk and read only by closed substitution
+        modules, and no value list is infeasible) is walked once; after that a draw is one
+        ``rng.integers(len(domain))`` per position, in the walk's order, without building a graph:
+        the same calls on ``rng`` that a walk makes, so the same value list and the same generator
+        state (``tests/test_deeparchitect_language.py`` compares both ways). The first walk checks the
+        declaration: a single round of assignments and every position static (:meth:`_static`).
+        """
+        tmpl = self._product
+        if tmpl is not None:
+            values = tuple(dom[int(rng.integers(len(dom)))] for dom in tmpl.domains)
+            self._keep_record(_Record.like(tmpl, values))
+            return values
+        values = self._sample_walked(rng)
+        if getattr(self.space_fn, "product", False):
+            rec = self._record(values)
+            if rec.last_round != 0 or rec.infeasible or getattr(self.space_fn, "prefix_sampler", None) \
+                    or not all(self._static(rec)):
+                raise RuntimeError(f"{self.name}: the space function declares product = True, but its walk is not a "
+                                   f"single round of independent choices; remove the declaration")
+            self._product = rec
+        return values
+
+    def _sample_walked(self, rng: np.random.Generator) -> tuple:
         prefix: list[tuple[str, Any]] = []
         sampler = getattr(self.space_fn, "prefix_sampler", None)
 

@@ -187,6 +187,7 @@ def genetic(nodes_per_stage: Sequence[int] = (3, 4, 5), filters_per_stage: Seque
         parts += [flatten(), fc(fc_units), dropout(dropout_rate), fc(_check_n_classes(n_classes))]
         return siso_sequential(parts)
 
+    space.product = True  # type: ignore[attr-defined]  # every bit made up front, read by closed stages (DASpace.sample)
     return space
 
 
@@ -538,6 +539,7 @@ def flat(c0: int = 64, num_nodes: int = 11) -> Callable[[int], IO]:
                  sep_conv(8 * c0, 3, 2, bias=False), global_pool(), fc(_check_n_classes(n_classes))]
         return siso_sequential(parts)
 
+    space.product = True  # type: ignore[attr-defined]  # one motif's edges, made up front, read by closed motifs
     return space
 
 
@@ -612,4 +614,5 @@ def nb201(channels: int = 16, cells_per_stage: int = 5) -> Callable[[int], IO]:
         parts += [bn(), relu(), global_pool(), fc(_check_n_classes(n_classes))]
         return siso_sequential(parts)
 
+    space.product = True  # type: ignore[attr-defined]  # six edges made up front, read by the closed cells
     return space
