@@ -12,7 +12,9 @@ spelled out (``'same'`` padding, convolutions with a bias, Keras' ``SeparableCon
 Substitution modules whose expansions never introduce a hyperparameter to assign (the
 Genetic stage, the Flat motif, the NAS-Bench-201 cell, operation choices, Nasnet's drop
 path) are declared ``closed`` (:class:`~.core.SubstitutionModule`), which lets the space
-find neighbours and mutations without re-walking it; every real expansion checks it.
+find neighbours and mutations without re-walking it; every real expansion checks it. Genetic,
+Flat and the NAS-Bench-201 cell are moreover declared ``product`` (every value list has the same
+positions and domains), which lets ``DASpace.sample`` draw without walking; its first walk checks it.
 
 Constants that the authors wrote as single-value hyperparameters (``D([64])``) are module
 properties here, so a value list holds only real choices (see :class:`~.core.BasicModule`).
