@@ -332,12 +332,15 @@ class DASMBO(_DASearcher):
         self._w: np.ndarray | None = None
         self._b = 0.0
         self._bucket_cache: dict[str, int] = {}
-        self._rows_of: dict[Hashable, np.ndarray] = {}  # space key -> buckets (SMBO redraws the same lists)
+        self._rows_of: dict[Hashable, np.ndarray] = {}  # typed values -> buckets (SMBO redraws the same lists)
 
     def buckets(self, config: Any) -> np.ndarray:
         """Bucket indices of a configuration's features (with repeats: counts add up)."""
-        key = self.space.key(config)
-        row = self._rows_of.get(key)
+        try:  # typed, as the space's own feature memo: True and 1 may be different values of a position
+            key: Hashable = tuple((type(v), v) for v in config)
+            row = self._rows_of.get(key)
+        except TypeError:  # not a value list of scalars: no memo
+            return self._buckets(config)
         if row is None:
             if len(self._rows_of) >= ROWS_MEMO:
                 self._rows_of.clear()
