@@ -332,3 +332,22 @@ def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
     assert "| Example | 1 | 1 | 0 | 0 | 1 | 1 |" in text
     readme.write_text("no markers\n", encoding="utf-8")
     assert main(args) == 2
+
+
+def test_committed_table_agrees_with_the_scorecard() -> None:
+    """studies/committed_table.py (the result pages' tables) reads the committed runs as the scorecard does."""
+    import importlib.util
+
+    from benchsuite.paths import checkout_root
+
+    root = checkout_root()
+    spec = importlib.util.spec_from_file_location("committed_table", root / "studies" / "committed_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    text = mod.table("nb201", "nb201_cifar10", scale=-100, offset=100, digits=3)
+    card = pd.read_csv(root / "reproductions" / "scorecard.csv")
+    row = card[(card.protocol == "nb201") & (card.benchmark == "nb201_cifar10") & (card.optimizer == "random_search")]
+    line = next(x for x in text.splitlines() if "| random_search |" in x).split("|")
+    assert int(line[3]) == int(row.ours_runs.iloc[0])
+    assert float(line[5]) == pytest.approx(float(row.ours.iloc[0]), abs=1e-3)
+    assert float(line[7]) == pytest.approx(float(row.ours_se.iloc[0]), abs=1e-3)
