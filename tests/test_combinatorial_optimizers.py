@@ -123,6 +123,17 @@ def test_tpe_conformance() -> None:
     check_optimizer(TPE_cls(), settings={"n_init": 4})
 
 
+@pytest.mark.skipif(not HAS_OPTUNA, reason="optuna not installed (pip install 'benchsuite[tpe]')")
+def test_tpe_hyperopt_gamma_splits_as_hyperopt_and_reaches_the_sampler() -> None:
+    from benchsuite.optimizers.tpe_bridge import hyperopt_gamma
+
+    # hyperopt ap_split_trials: min(ceil(0.25 sqrt(n)), 25); Optuna's default would give 2, 10, 25, 25
+    assert [hyperopt_gamma(n) for n in (20, 100, 300, 20_000)] == [2, 3, 5, 25]
+    check_optimizer(TPE_cls(), settings={"n_init": 4, "gamma": "hyperopt"})
+    opt = TPE_cls()(make_benchmark("branin_discrete").space, None, np.random.default_rng(0), gamma="hyperopt")
+    assert opt.study.sampler._gamma is hyperopt_gamma
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
 def test_smac_conformance() -> None:
