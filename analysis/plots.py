@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -82,29 +82,46 @@ def plot_curves(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str,
                               budgets=budgets), stem)
 
 
-def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str, y_label: str, title: str,
+def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str | Mapping[str, str], y_label: str,
+                  title: str,
                   benchmarks: Sequence[str], optimizers: Sequence[str], reps: int | str, x_label: str | None = None,
-                  budgets: dict[str, float | None] | None = None):
+                  budgets: dict[str, float | None] | None = None, stat: str = "median",
+                  marks: Mapping[str, Sequence[tuple[str, float, float, float]]] | None = None):
     """The figure :func:`plot_curves` saves (a matplotlib Figure), for callers that show or save it themselves.
 
     ``reps`` is the number of repetitions, or a range such as ``"2-3"`` when runs differ in it.
+    ``y_scale`` is one scale for every panel or one per benchmark. ``stat="mean"`` draws the mean and a band of one standard error instead of the median and
+    quartiles. ``marks[benchmark]`` holds published values to draw beside the curves, each
+    ``(optimizer, x, value, error)``: a diamond in the optimizer's colour with an error bar (a
+    paper's number at its budget), spread a little to the right of ``x`` so that they do not hide
+    one another.
     """
+    if stat not in ("median", "mean"):
+        raise ValueError(f"stat must be 'median' or 'mean', got {stat!r}")
     plt = _pyplot()
     nrows, ncols = _layout(len(benchmarks))
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
     col = colours(optimizers)
+    has_curve = set(summary.loc[summary[stat].notna(), "optimizer"])
+    scales = y_scale if isinstance(y_scale, Mapping) else {}
     for ax, bench in zip(axes.flat, benchmarks):
         sb = summary[summary["benchmark"] == bench]
+        y_scale = scales.get(bench, "linear") if scales else y_scale
         for opt in optimizers:
             s = sb[sb["optimizer"] == opt].sort_values("x")
             ok = s["median"].notna().to_numpy().copy()
             if y_scale == "log":
-                ok &= (s["median"] > 0).to_numpy()
+                ok &= (s[stat] > 0).to_numpy()
             if not ok.any():
                 continue
             x = s["x"].to_numpy(float)[ok]
-            ax.step(x, s["median"].to_numpy(float)[ok], where="post", color=col[opt], lw=1.8, label=opt)
-            lo, hi = s["q25"].to_numpy(float)[ok], s["q75"].to_numpy(float)[ok]
+            centre = s[stat].to_numpy(float)[ok]
+            ax.step(x, centre, where="post", color=col[opt], lw=1.8, label=opt)
+            if stat == "median":
+                lo, hi = s["q25"].to_numpy(float)[ok], s["q75"].to_numpy(float)[ok]
+            else:
+                se = np.nan_to_num(s["se"].to_numpy(float)[ok])
+                lo, hi = centre - se, centre + se
             if y_scale == "log":
                 lo = np.where(lo > 0, lo, np.nan)
             ax.fill_between(x, lo, hi, step="post", color=col[opt], alpha=0.2, lw=0)
@@ -114,6 +131,11 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
             _log_ticks(ax.xaxis)
         if y_scale == "log":
             _log_ticks(ax.yaxis)
+        for k, (opt, x0, value, err) in enumerate((marks or {}).get(bench, ())):
+            x = x0 * 1.04 ** (k + 1) if x_scale == "log" else x0 * (1 + 0.012 * (k + 1))
+            ax.errorbar([x], [value], yerr=[err] if err and math.isfinite(err) else None, fmt="D", ms=5,
+                        color=col.get(opt, "k"), mec="k", mew=0.6, elinewidth=1.2, capsize=2, zorder=5,
+                        label=None if opt in has_curve else f"{opt} (paper only)")
         if budgets and budgets.get(bench):
             ax.axvline(budgets[bench], color="0.5", ls=":", lw=1)
         ax.set_title(f"{bench} ({reps} repetitions)", fontsize=10)
@@ -123,11 +145,18 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
         ax.tick_params(which="both", labelsize=8)
     for ax in list(axes.flat)[len(benchmarks):]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), frameon=False,
+    legend: dict[str, object] = {}  # every panel's entries, first seen first (a panel may lack an optimizer)
+    for ax in list(axes.flat)[:len(benchmarks)]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    if legend:
+        fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=min(len(legend), 5), frameon=False,
                    bbox_to_anchor=(0.5, 0.0), fontsize=9)
-    fig.suptitle(title + f"\nmedian and 25th-75th percentiles over {reps} repetitions", fontsize=11)
+    spread = ("median and 25th-75th percentiles" if stat == "median" else "mean and one standard error")
+    shown = f"{spread} over {reps} repetitions"
+    if marks and any(marks.values()):
+        shown += "; diamonds: the paper's value at its budget"
+    fig.suptitle(title + f"\n{shown}", fontsize=11)
     fig.tight_layout()
     return fig
 

@@ -570,38 +570,114 @@ def update_readme(path: str | os.PathLike, card: pd.DataFrame) -> bool:
 
 
 def write_figures(protocols: Mapping[str, Any], root: str | os.PathLike) -> list[str]:
-    """Curves of the protocols whose paper result is a figure (claims): ``root/<protocol>/figure_<axis>.png``.
+    """Figures of the committed runs, linked from SCORECARD.md; returns the files written.
 
-    The median and quartiles over the committed runs of the reported quantity against the axis the
-    protocol plots first, one panel per benchmark of a claim (as the paper's figure).
+    - ``root/<protocol>/figure_<axis>.png`` for protocols whose paper result is a figure (claims): the
+      median and quartiles over the committed runs of the reported quantity against the axis the
+      protocol plots first, one panel per benchmark of a claim (as the paper's figure);
+    - ``root/<protocol>/figure_table.png`` for protocols with published cells (a table): the mean and
+      one standard error of the reported quantity against the table's axis, in the paper's units, one
+      panel per benchmark with committed runs, and each published value as a diamond at the budget,
+      so the curves show how each method got to the number the table compares (the COMBO paper's
+      supplementary figures plot the same curves beside its tables).
     """
-    from .load import add_quantity
-    from .plots import curves_figure
     from .reproductions import load_committed
-    from .steps import default_grids, summarise, trajectories
 
     written = []
     for name in sorted(protocols):
         p = protocols[name]
-        if p.published is None or not p.published.claims:
+        if p.published is None:
             continue
         df, _ = load_committed(root, name)
         if df is None:
             continue
-        benches = list(dict.fromkeys(c.benchmark for c in p.published.claims))
-        df = add_quantity(df[df["benchmark"].isin(benches)], p.quantity, {b.label: b.optimum for b in p.benchmarks})
-        axis = "time" if "time" in p.plots.x else p.plots.x[0]
-        scale = p.plots.scale(axis)
-        summary = summarise(trajectories(df, axis, default_grids(df, axis, scale)))
-        opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
-        reps = df.groupby("optimizer")["repetition"].nunique()
-        fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
-                            title=f"{name}: committed runs", benchmarks=benches, optimizers=opts,
-                            reps=f"{reps.min()}-{reps.max()}" if reps.min() != reps.max() else int(reps.min()))
-        out = Path(root) / name / f"figure_{axis}.png"
-        fig.savefig(out, dpi=90, bbox_inches="tight")
-        import matplotlib.pyplot as plt
-
-        plt.close(fig)
-        written.append(str(out))
+        if p.published.claims:
+            written.append(_claims_figure(p, df, root))
+        if any(c.optimizer for c in p.published.cells):
+            out = _table_figure(p, df, root)
+            if out:
+                written.append(out)
     return written
+
+
+def _save_figure(fig: Any, out: Path) -> str:
+    import matplotlib.pyplot as plt
+
+    tmp = out.with_name(out.name + ".part")
+    fig.savefig(tmp, format="png", dpi=80, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, out)
+    return str(out)
+
+
+def _claims_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str:
+    from .load import add_quantity
+    from .plots import curves_figure
+    from .steps import default_grids, summarise, trajectories
+
+    benches = list(dict.fromkeys(c.benchmark for c in p.published.claims))
+    df = add_quantity(df[df["benchmark"].isin(benches)], p.quantity, {b.label: b.optimum for b in p.benchmarks})
+    axis = "time" if "time" in p.plots.x else p.plots.x[0]
+    scale = p.plots.scale(axis)
+    summary = summarise(trajectories(df, axis, default_grids(df, axis, scale)))
+    opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
+    fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
+                        title=f"{p.name}: committed runs", benchmarks=benches, optimizers=opts, reps=_reps(df))
+    return _save_figure(fig, Path(root) / p.name / f"figure_{axis}.png")
+
+
+def _reps(df: pd.DataFrame) -> int | str:
+    reps = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
+    return f"{reps.min()}-{reps.max()}" if reps.min() != reps.max() else int(reps.min())
+
+
+def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | None:
+    """``figure_table.png`` (see :func:`write_figures`), or None when no benchmark of a cell has runs."""
+    from .load import add_quantity
+    from .plots import curves_figure
+    from .steps import default_grids, summarise, trajectories
+
+    cells = [c for c in p.published.cells if c.optimizer]
+    benches = [b.label for b in p.benchmarks
+               if any(c.benchmark == b.label for c in cells) and (df["benchmark"] == b.label).any()]
+    if not benches:
+        return None
+    at = table_axis(p)
+    axes = {at[b][0] for b in benches}
+    axis = at[benches[0]][0] if len(axes) == 1 else "evaluations"
+    df = add_quantity(df[df["benchmark"].isin(benches)], p.quantity, {b.label: b.optimum for b in p.benchmarks})
+    # the paper's units, as the scorecard's cells (offset + scale * ours): a panel takes those of its first
+    # cell, and shows the published values given in them (two papers on one benchmark may use two units)
+    units = {b: next((c.offset, c.scale) for c in cells if c.benchmark == b) for b in benches}
+    df = df[df["benchmark"].isin(benches)].copy()
+    offset = df["benchmark"].map({b: units[b][0] for b in benches}).astype(float)
+    scale = df["benchmark"].map({b: units[b][1] for b in benches}).astype(float)
+    df["value"] = offset + scale * df["value"].astype(float)
+    x_scale = p.plots.scale(axis)
+    budgets = {b: at[b][1] if at[b][0] == axis else None for b in benches}
+    summary = summarise(trajectories(df, axis, default_grids(df, axis, x_scale, budgets)))
+    marks: dict[str, list[tuple[str, float, float, float]]] = {}
+    for c in cells:
+        if (c.benchmark in benches and not c.variant and budgets.get(c.benchmark)
+                and (c.offset, c.scale) == units[c.benchmark]):
+            err = published_se(c.error, c.error_kind, c.runs) if c.error is not None else math.nan
+            marks.setdefault(c.benchmark, []).append((c.optimizer, budgets[c.benchmark], c.value, err))
+    opts = [o.label for o in p.optimizers]
+    # a log axis where a panel's values span decades (Branin from 100 down to 0.398), else linear
+    y_scale = {}
+    for b in benches:
+        v = df.loc[df["benchmark"] == b, "value"].to_numpy(float)
+        v = v[np.isfinite(v)]
+        pos = v[v > 0]
+        # (a run that reaches 0, as Ising's KL can, leaves its mean positive until every run is there)
+        y_scale[b] = "log" if len(pos) and (v >= 0).all() and pos.max() > 20 * pos.min() else "linear"
+    transforms = {units[b] for b in benches}
+    y_label = _quantity(p)
+    if transforms != {(0.0, 1.0)}:
+        (off, sc), = transforms if len(transforms) == 1 else ((math.nan, math.nan),)
+        y_label = (f"{off:g} + {sc:g} x {y_label}, the paper's units" if math.isfinite(off)
+                   else f"{y_label}, in each paper's units")
+    fig = curves_figure(summary, axis=axis, x_scale=x_scale, y_scale=y_scale, y_label=y_label,
+                        title=f"{p.name}: committed runs beside the paper's table", benchmarks=benches,
+                        optimizers=opts, reps=_reps(df), stat="mean", marks=marks)
+    return _save_figure(fig, Path(root) / p.name / "figure_table.png")

@@ -100,7 +100,7 @@ def trajectories(df: pd.DataFrame, axis: str, grids: Mapping[str, np.ndarray]) -
 
 
 def summarise(traj: pd.DataFrame) -> pd.DataFrame:
-    """Median and 25th/75th percentiles per (benchmark, optimizer, x) across repetitions.
+    """Median, 25th/75th percentiles, mean and its standard error per (benchmark, optimizer, x) across repetitions.
 
     A statistic is NaN at x unless every repetition has an incumbent there, so a curve
     never starts from the few lucky runs that finished their first evaluation early.
@@ -110,14 +110,16 @@ def summarise(traj: pd.DataFrame) -> pd.DataFrame:
         wide = g.pivot(index="x", columns="repetition", values="value").sort_index()
         a = wide.to_numpy(float)  # grid points x repetitions
         complete = ~np.isnan(a).any(axis=1)
-        stats = np.full((a.shape[0], 4), np.nan)
+        stats = np.full((a.shape[0], 5), np.nan)
         if complete.any():
             q = np.percentile(a[complete], [25, 50, 75], axis=1)
             stats[complete, 0], stats[complete, 1], stats[complete, 2] = q[1], q[0], q[2]
             stats[complete, 3] = a[complete].mean(axis=1)
+            if a.shape[1] > 1:
+                stats[complete, 4] = a[complete].std(axis=1, ddof=1) / np.sqrt(a.shape[1])
         parts.append(pd.DataFrame({"benchmark": bench, "optimizer": opt, "x": wide.index.to_numpy(float),
                                    "median": stats[:, 0], "q25": stats[:, 1], "q75": stats[:, 2],
-                                   "mean": stats[:, 3], "n": a.shape[1]}))
+                                   "mean": stats[:, 3], "se": stats[:, 4], "n": a.shape[1]}))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -43,8 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--dir", metavar="DIR", help="the reproductions folder (default: reproductions/ of the checkout)")
     r.add_argument("--protocols", metavar="DIR", help="folder of protocol files (default: the suite's protocols/)")
     r.add_argument("--figures", action="store_true",
-                   help="scorecard: also draw the committed runs of protocols whose paper result is a figure "
-                        "(reproductions/<protocol>/figure_<axis>.png, linked from SCORECARD.md)")
+                   help="scorecard: also draw each protocol's committed runs, linked from SCORECARD.md: "
+                        "reproductions/<protocol>/figure_table.png (mean curves in the paper's units, the published "
+                        "values as diamonds at the budget) and, where the paper's result is a figure, "
+                        "figure_<axis>.png (about a minute)")
     r.add_argument("--readme", metavar="FILE",
                    help="scorecard: also rewrite the counts between the scorecard markers of FILE (README.md)")
     r.add_argument("--replace", action="store_true",

@@ -54,6 +54,10 @@ def test_trajectories_and_summary_on_a_common_grid() -> None:
     assert sa.at[10.0, "q25"] == pytest.approx(np.percentile([1.0, 0.5], 25))
     assert sa.at[10.0, "q75"] == pytest.approx(np.percentile([1.0, 0.5], 75))
     assert set(s["n"]) == {2}
+    # the mean and its standard error over the repetitions (values 1.0 and 0.5 at t = 10)
+    assert sa.at[10.0, "mean"] == pytest.approx(0.75)
+    assert sa.at[10.0, "se"] == pytest.approx(np.std([1.0, 0.5], ddof=1) / math.sqrt(2))
+    assert math.isnan(sa.at[1.5, "se"])
     ev = analysis.trajectories(df, "evaluations", {"f": np.array([1.0, 2.0, 3.0])})
     b1 = ev[(ev.optimizer == "b") & (ev.repetition == 1)]["value"].to_numpy()
     np.testing.assert_array_equal(b1, [9.0, 8.0, 0.1])

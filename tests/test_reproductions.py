@@ -325,7 +325,11 @@ def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
             "--readme", str(readme)]
     assert main(args) == 0
     assert (committed / "mini" / "figure_evaluations.png").stat().st_size > 1000
-    assert "](mini/figure_evaluations.png)" in (committed / "SCORECARD.md").read_text(encoding="utf-8")
+    # the table's cells get their figure too: our curves in the paper's units, the paper's values as diamonds
+    assert (committed / "mini" / "figure_table.png").stat().st_size > 1000
+    card = (committed / "SCORECARD.md").read_text(encoding="utf-8")
+    assert "](mini/figure_evaluations.png)" in card and "](mini/figure_table.png)" in card
+    assert not list(committed.glob("mini/*.part"))
     text = readme.read_text(encoding="utf-8")
     assert "old" not in text and text.endswith("after\n")
     assert "| paper | match | better | worse | differs | partial | not-run |" in text
