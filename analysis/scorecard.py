@@ -447,23 +447,30 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
     return "\n".join(lines).rstrip() + "\n"
 
 
-#: the run provenance key that names a run's problem instance (COMBO's binary problems in combo_authors mode)
-INSTANCE_KEY = "authors_instance_seed"
+#: the run provenance keys that name a run's problem instance, the first one present counts: COMBO's binary
+#: problems in combo_authors mode, then our own instances (instance_mode independent, combo_binary_independent)
+INSTANCE_KEYS = ("authors_instance_seed", "problem_seed")
 
 
 def per_instance(protocol: Any, root: str | os.PathLike) -> pd.DataFrame:
     """Our values split by problem instance (issue 23: pooled and per instance): benchmark, optimizer, instance,
-    mean, se, n. Empty unless the committed runs record an instance (``benchmark_provenance``)."""
+    mean, se, n. Empty unless the committed runs record an instance (``benchmark_provenance``, one of
+    :data:`INSTANCE_KEYS`); ``attrs["key"]`` names the key read."""
     from .reproductions import load_committed, run_provenances
 
     df, prov = load_committed(root, protocol.name)
     if df is None:
         return pd.DataFrame()
-    inst = {}
+    inst: dict[tuple[str, str, int], int] = {}
+    key = ""
     for r in run_provenances(prov):
-        seed = (r.get("benchmark_provenance") or {}).get(INSTANCE_KEY)
-        if seed is not None:
-            inst[(str(r.get("benchmark_label")), str(r.get("optimizer_label")), int(r.get("repetition")))] = int(seed)
+        bp = r.get("benchmark_provenance") or {}
+        found = next((k for k in INSTANCE_KEYS if bp.get(k) is not None), None)
+        if found is None:
+            continue
+        key = key or found
+        if found == key:
+            inst[(str(r.get("benchmark_label")), str(r.get("optimizer_label")), int(r.get("repetition")))] = int(bp[key])
     if not inst:
         return pd.DataFrame()
     values = run_values(protocol, df)
@@ -473,22 +480,27 @@ def per_instance(protocol: Any, root: str | os.PathLike) -> pd.DataFrame:
     for (b, o, i), g in values.dropna(subset=["instance"]).groupby(["benchmark", "optimizer", "instance"], sort=False):
         mean, se, n = _stats(g["value"].to_numpy(float))
         rows.append({"benchmark": b, "optimizer": o, "instance": int(i), "mean": mean, "se": se, "n": n})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["key"] = key
+    return out
 
 
 def per_instance_markdown(protocol: Any, root: str | os.PathLike) -> list[str]:
     """The per-instance tables of a protocol whose runs record their instance ([] otherwise): one table per
     set of instances (Ising and contamination have their own), benchmarks and our labels as rows."""
     t = per_instance(protocol, root)
-    if not len(t):
+    if len(t):
+        # a benchmark whose instances hold one run each (pest control's 25 design seeds) has no per-instance mean
+        t = t[t.groupby("benchmark")["n"].transform("max") > 1]
+    if not len(t) or t.groupby("benchmark")["instance"].nunique().max() < 2:
         return []
     lines = [f"Per instance (the paper publishes only the pooled value): ours by the instance each run solved "
-             f"({INSTANCE_KEY} in the runs' provenance), mean ± standard error (runs).", ""]
+             f"({t.attrs.get('key', INSTANCE_KEYS[0])} in the runs' provenance), mean ± standard error (runs).", ""]
     labels = [b.label for b in protocol.benchmarks]
     groups: dict[tuple[int, ...], list[str]] = {}
     for b in labels:
         seeds = tuple(sorted(t.loc[t["benchmark"] == b, "instance"].unique()))
-        if seeds:
+        if len(seeds) > 1:  # one instance is the pooled value again
             groups.setdefault(seeds, []).append(b)
     for seeds, benches in groups.items():
         lines += ["| benchmark | our label | " + " | ".join(f"instance {x}" for x in seeds) + " |",
@@ -657,9 +669,12 @@ def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | No
     budgets = {b: at[b][1] if at[b][0] == axis else None for b in benches}
     summary = summarise(trajectories(df, axis, default_grids(df, axis, x_scale, budgets)))
     marks: dict[str, list[tuple[str, float, float, float]]] = {}
+    # a variant's cell repeats the number of the paper's method it sits beside: drawn once, unless the
+    # protocol's cells are all variants (the paper's table in another setup)
+    paper_values = {(c.benchmark, c.value) for c in cells if not c.variant}
     for c in cells:
-        if (c.benchmark in benches and not c.variant and budgets.get(c.benchmark)
-                and (c.offset, c.scale) == units[c.benchmark]):
+        if (c.benchmark in benches and budgets.get(c.benchmark) and (c.offset, c.scale) == units[c.benchmark]
+                and not (c.variant and (c.benchmark, c.value) in paper_values)):
             err = published_se(c.error, c.error_kind, c.runs) if c.error is not None else math.nan
             marks.setdefault(c.benchmark, []).append((c.optimizer, budgets[c.benchmark], c.value, err))
     opts = [o.label for o in p.optimizers]

@@ -25,7 +25,10 @@ One block (or a list of blocks, one per paper or table) at the end of a protocol
 A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label counts), or null
 with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
 for it. ``note`` records a known difference of setup (it is shown for every verdict); ``variant: true`` marks
-a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). A factor
+a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). At the block's
+level, ``variant`` is every cell's default and ``note`` comes first in every cell's note: a protocol that runs
+the paper's methods in another setup (COMBO's binary problems on our own instances) shows the same numbers as
+variants, with that setup named on each row. A factor
 claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a number
 in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
 Mistakes raise :class:`ProtocolError`, one line naming the key.
@@ -39,8 +42,8 @@ from typing import Any
 
 ERROR_KINDS = ("standard_error", "standard_deviation", "not_stated")
 CLAIM_KINDS = ("factor", "equal")
-_BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "cells",
-               "claims")
+_BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "variant",
+               "note", "cells", "claims")
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
               "not_run", "variant")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
@@ -154,6 +157,10 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             g = c.keys(f"{key}.gpu", block["gpu"], _GPU_KEYS, required=_GPU_KEYS)
             gpu_s = _gpu_seconds(c, f"{key}.gpu.evaluation_s", g["evaluation_s"], benchmarks)
             basis = _text(c, f"{key}.gpu.basis", g["basis"])
+        block_variant = block.get("variant", False)
+        if not isinstance(block_variant, bool):
+            raise c.fail(f"{key}.variant", f"expected true or false, got {block_variant!r}")
+        block_note = _text(c, f"{key}.note", block["note"]) if block.get("note") is not None else ""
         if not block.get("cells") and not block.get("claims"):
             raise c.fail(key, "give `cells:` or `claims:` (the paper's numbers)")
         for j, cell in enumerate(_list(c, f"{key}.cells", block.get("cells"))):
@@ -167,7 +174,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                     raise c.fail(f"{k}.optimizer", "null only with a `not_run:` reason (the method the suite lacks)")
             else:
                 opt = _label_in(c, f"{k}.optimizer", opt, optimizers, "optimizer")
-            variant = cell.get("variant", False)
+            variant = cell.get("variant", block_variant)
             if not isinstance(variant, bool):
                 raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
             error = None if cell.get("error") is None else _finite(c, f"{k}.error", cell["error"])
@@ -178,7 +185,8 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 _text(c, f"{k}.method", cell["method"]), _finite(c, f"{k}.value", cell["value"]), error,
                 c.choice(f"{k}.error_kind", cell.get("error_kind", kind), ERROR_KINDS),
                 _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
-                _text(c, f"{k}.note", cell["note"]) if cell.get("note") is not None else "", not_run, variant))
+                "; ".join(filter(None, [block_note, _text(c, f"{k}.note", cell["note"])
+                                        if cell.get("note") is not None else ""])), not_run, variant))
         for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
             k = f"{key}.claims[{j}]"
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))

@@ -79,6 +79,8 @@ def load_protocol_named(name: str):
     (lambda r: r["published"][0]["cells"][0].update(error=-1), "must be >= 0"),
     (lambda r: r["published"][1]["claims"][0].update(baseline="nope"), "is not a optimizer label"),
     (lambda r: r["published"][1]["claims"][1].update(optimizers=["random_search"]), "at least two"),
+    (lambda r: r["published"][0].update(variant="yes"), "expected true or false"),
+    (lambda r: r["published"][0].update(note=" "), "expected a non-empty text"),
 ])
 def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> None:
     raw = copy.deepcopy(_raw())
@@ -87,6 +89,26 @@ def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> N
         parse_protocol(raw, str(MINI))
     msg = str(err.value)
     assert words in msg and "\n" not in msg and msg.startswith(str(MINI)) and "published" in msg
+
+
+def test_block_level_variant_and_note_reach_every_cell() -> None:
+    raw = copy.deepcopy(_raw())
+    raw["published"][1].update(variant=True, note="another setup")
+    cells = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"]
+    assert cells and all(c.variant for c in cells)
+    assert all(c.note.startswith("another setup") for c in cells)
+    raw["published"][1]["cells"][0].update(variant=False, note="its own")
+    cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
+    assert not cell.variant and cell.note == "another setup; its own"
+
+
+def test_independent_instances_show_the_paper_table_as_variants() -> None:
+    """combo_binary_independent repeats combo_binary's published numbers (the same table, our instances)."""
+    paper = {(c.benchmark, c.optimizer): (c.value, c.error, c.method)
+             for c in load_protocol_named("combo_binary").published.cells}
+    ours = load_protocol_named("combo_binary_independent").published.cells
+    assert {(c.benchmark, c.optimizer): (c.value, c.error, c.method) for c in ours} == paper
+    assert all(c.variant and "instance_mode independent" in c.note for c in ours)
 
 
 # -- verdicts -------------------------------------------------------------------------------
