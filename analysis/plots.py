@@ -90,8 +90,8 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
     """The figure :func:`plot_curves` saves (a matplotlib Figure), for callers that show or save it themselves.
 
     ``reps`` is the number of repetitions, or a range such as ``"2-3"`` when runs differ in it.
-    ``y_scale`` is one scale for every panel or one per benchmark. ``stat="mean"`` draws the mean and a band of one standard error instead of the median and
-    quartiles. ``marks[benchmark]`` holds published values to draw beside the curves, each
+    ``y_scale`` is one scale for every panel or one per benchmark. ``stat="mean"`` draws the mean
+    and a band of one standard error instead of the median and quartiles. ``marks[benchmark]`` holds published values to draw beside the curves, each
     ``(optimizer, x, value, error)``: a diamond in the optimizer's colour with an error bar (a
     paper's number at its budget), spread a little to the right of ``x`` so that they do not hide
     one another.
@@ -103,14 +103,13 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
     col = colours(optimizers)
     has_curve = set(summary.loc[summary[stat].notna(), "optimizer"])
-    scales = y_scale if isinstance(y_scale, Mapping) else {}
     for ax, bench in zip(axes.flat, benchmarks):
         sb = summary[summary["benchmark"] == bench]
-        y_scale = scales.get(bench, "linear") if scales else y_scale
+        ys = y_scale.get(bench, "linear") if isinstance(y_scale, Mapping) else y_scale
         for opt in optimizers:
             s = sb[sb["optimizer"] == opt].sort_values("x")
-            ok = s["median"].notna().to_numpy().copy()
-            if y_scale == "log":
+            ok = s[stat].notna().to_numpy().copy()
+            if ys == "log":
                 ok &= (s[stat] > 0).to_numpy()
             if not ok.any():
                 continue
@@ -122,14 +121,14 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
             else:
                 se = np.nan_to_num(s["se"].to_numpy(float)[ok])
                 lo, hi = centre - se, centre + se
-            if y_scale == "log":
+            if ys == "log":
                 lo = np.where(lo > 0, lo, np.nan)
             ax.fill_between(x, lo, hi, step="post", color=col[opt], alpha=0.2, lw=0)
         ax.set_xscale(x_scale)
-        ax.set_yscale(y_scale)
+        ax.set_yscale(ys)
         if x_scale == "log":
             _log_ticks(ax.xaxis)
-        if y_scale == "log":
+        if ys == "log":
             _log_ticks(ax.yaxis)
         for k, (opt, x0, value, err) in enumerate((marks or {}).get(bench, ())):
             x = x0 * 1.04 ** (k + 1) if x_scale == "log" else x0 * (1 + 0.012 * (k + 1))
