@@ -5,8 +5,8 @@
 The site's sources are the repository's own Markdown, laid out as in the repository so that
 every relative link the README, the design card, ``docs/`` and the scorecard use resolves in
 the site as it does on GitHub: ``build/docs-src/`` gets README.md (as the home page),
-DESIGN.md, ``docs/`` (pages, figures, raw JSON), ``reproductions/`` (the scorecard and each
-protocol's provenance) and two pages generated from the registry, the reference of every
+DESIGN.md, ``docs/`` (pages, figures, raw JSON), ``reproductions/`` (the scorecard, each
+protocol's provenance and figures) and two pages generated from the registry, the reference of every
 benchmark and optimizer with its settings, domains and sources (what ``benchsuite describe``
 prints). The Python API reference is rendered from the docstrings by mkdocstrings.
 ``mkdocs build --strict`` then turns any broken link, missing page or docstring it cannot
@@ -86,7 +86,8 @@ def build_sources() -> None:
             shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".logs", "__pycache__"))
         elif src.exists():
             shutil.copy2(src, dest)
-    for prov in sorted((ROOT / "reproductions").glob("*/provenance.json")):
+    linked = [*(ROOT / "reproductions").glob("*/provenance.json"), *(ROOT / "reproductions").glob("*/figure_*.png")]
+    for prov in sorted(linked):  # what SCORECARD.md links to: provenance and figures
         dest = SRC / prov.relative_to(ROOT)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(prov, dest)
