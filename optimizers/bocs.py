@@ -1,6 +1,10 @@
-"""BOCS-SA: Bayesian optimisation of combinatorial structures (Baptista and Poloczek 2018).
+"""BOCS: Bayesian optimisation of combinatorial structures (Baptista and Poloczek 2018).
 
-The baseline combo.txt Sec. 4 compares with (BOCS-SA; the SDP variant is not provided).
+The baseline combo.txt Sec. 4 compares with. Its acquisition minimises a Thompson sample of the
+model by simulated annealing (BOCS-SA, ``acquisition=sa``, the default) or, for second-order
+models on binary variables, by the semidefinite relaxation with randomized rounding (BOCS-SDP,
+``acquisition=sdp``: :mod:`benchsuite.optimizers.acquisition.sdp`), the row of combo.txt's
+Tables 1 and 3.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from .acquisition.annealing import all_neighbours, anneal_batch, unordered_mask
+from .acquisition.sdp import minimise_binary_quadratic
 from .common.bo_common import single_threaded_blas
 from .models.sparse_blr import HorseshoeRegression
 
@@ -59,16 +64,18 @@ class InteractionFeatures:
 
 
 class BOCS(Optimizer):
-    """Sparse Bayesian linear regression on interaction features, Thompson sampling, SA.
+    """Sparse Bayesian linear regression on interaction features, Thompson sampling, SA or SDP.
 
     The surrogate is a linear model on all indicator interactions up to ``order``
     (default 2, BOCS's and combo.txt's setting) with a horseshoe prior, sampled by Gibbs
     (:mod:`benchsuite.optimizers.models.sparse_blr`). Each ask draws one posterior sample of the
     coefficients (Thompson sampling, BOCS Sec. 3.2) and minimises that sampled model over
-    the space by simulated annealing (``sa_restarts`` chains of ``sa_steps`` steps, one
-    starting at the incumbent, the others at random points). A minimiser that was already
-    evaluated or is running is replaced by the best fresh end state of the other chains,
-    else a fresh neighbour of it.
+    the space: by simulated annealing (``acquisition=sa``: ``sa_restarts`` chains of ``sa_steps``
+    steps, one starting at the incumbent, the others at random points), or, on binary spaces
+    with ``order`` 2, by the SDP relaxation of the sampled quadratic and ``sdp_rounds`` random
+    hyperplanes (``acquisition=sdp``, BOCS-SDP). A minimiser that was already evaluated or is
+    running is replaced by the best fresh candidate of the others (end states of the other
+    chains, or the other rounded points), else a fresh neighbour of it.
 
     Deviation: BOCS's code reruns a fresh 1000-step Gibbs chain at every iteration; we
     keep the chain (burn-in ``gibbs_burnin`` at the first fit, then ``gibbs_steps`` warm
@@ -88,6 +95,11 @@ class BOCS(Optimizer):
         "gibbs_steps": Setting(20, "warm Gibbs sweeps per ask after the first fit", domain=POSITIVE_INT),
         "sa_restarts": Setting(5, "annealing chains per ask (BOCS code: 5 reruns)", domain=POSITIVE_INT),
         "sa_steps": Setting(500, "annealing steps per chain", domain=POSITIVE_INT),
+        "acquisition": Setting("sa", "how a Thompson sample is minimised: sa (simulated annealing, BOCS-SA) or sdp "
+                                     "(semidefinite relaxation and randomized rounding, BOCS-SDP; binary "
+                                     "variables and order 2 only)", choices=("sa", "sdp")),
+        "sdp_rounds": Setting(100, "random hyperplanes of the SDP's rounding (BOCS's released code: 100)",
+                              domain=POSITIVE_INT),
         "max_features": Setting(200_000, "refuse spaces whose feature count exceeds this (memory)",
                                 domain=POSITIVE_INT),
     }
@@ -100,6 +112,11 @@ class BOCS(Optimizer):
             raise InvalidSettingError(
                 f"bocs: order {self.settings['order']} gives {self.features.n_features} features for this space, "
                 f"more than max_features={self.settings['max_features']}; lower order or raise max_features")
+        if self.settings["acquisition"] == "sdp" and (self.settings["order"] != 2 or np.any(self.n_levels != 2)):
+            raise InvalidSettingError(
+                "bocs: acquisition=sdp minimises a quadratic in binary variables (BOCS-SDP); it needs order=2 and "
+                f"binary variables, got order={self.settings['order']} and levels {sorted(set(self.n_levels.tolist()))}"
+                "; use acquisition=sa for this space")
         self.model = HorseshoeRegression(self.rng)
         self.fitted = False
         self.codes: list[np.ndarray] = []
@@ -123,11 +140,14 @@ class BOCS(Optimizer):
         def surrogate(codes: np.ndarray) -> np.ndarray:
             return b0 + self.features(codes) @ beta
 
-        n_chains = max(self.settings["sa_restarts"], 1)
-        starts = self.space.sample_codes(self.rng, n_chains)
-        starts[0] = self.codes[int(np.argmin(y))]
-        best, fbest = anneal_batch(surrogate, starts, self.n_levels, self.unordered, self.rng,
-                                   n_steps=self.settings["sa_steps"])
+        if self.settings["acquisition"] == "sdp":
+            best, fbest = self._sdp_candidates(beta, b0)
+        else:
+            n_chains = max(self.settings["sa_restarts"], 1)
+            starts = self.space.sample_codes(self.rng, n_chains)
+            starts[0] = self.codes[int(np.argmin(y))]
+            best, fbest = anneal_batch(surrogate, starts, self.n_levels, self.unordered, self.rng,
+                                       n_steps=self.settings["sa_steps"])
         taken = {tuple(int(v) for v in c) for c in self.codes}
         taken |= {tuple(int(v) for v in self.space.to_codes(t.config)) for t in pending}
         for i in np.argsort(fbest):
@@ -140,6 +160,19 @@ class BOCS(Optimizer):
             vals = surrogate(np.array(fresh))
             return Suggestion(self.space.from_codes(fresh[int(np.argmin(vals))]), self.full_fidelity())
         return Suggestion(self.space.sample(self.rng), self.full_fidelity())
+
+    def _sdp_candidates(self, beta: np.ndarray, b0: float) -> tuple[np.ndarray, np.ndarray]:
+        """Rounded minimisers of the sampled quadratic (codes, model values): BOCS-SDP's acquisition."""
+        n = len(self.n_levels)
+        terms = self.features.terms  # binary variables: indicator j is variable j
+        linear = terms[0]
+        pairs = terms[1] if len(terms) > 1 else np.empty((0, 2), dtype=np.int64)
+        A = np.zeros((n, n))
+        i, j = pairs[:, 0], pairs[:, 1]
+        coef = beta[len(linear):]
+        A[i, j] = A[j, i] = 0.5 * coef
+        X, values = minimise_binary_quadratic(A, beta[:len(linear)], self.rng, int(self.settings["sdp_rounds"]))
+        return X, values + b0
 
     def tell(self, trial: Trial, result: Result) -> None:
         super().tell(trial, result)
