@@ -53,6 +53,7 @@ PLUGINS: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "tpe": ("tpe", "hartmann6", {}, (50, 200, 500)),
     "combo": ("combo", "contamination", {}, (50, 200)),
     "bocs": ("bocs", "contamination", {}, (50, 200)),
+    "bocs_sdp": ("bocs", "contamination", {"acquisition": "sdp"}, (50, 200)),  # BOCS-SDP's acquisition
     "nasbot": ("nasbot", "nasbot_mlp_naval", {}, (50, 200)),
     "da_smbo": ("da_smbo", "da_nb201_cifar10", {}, (50, 200)),
 }
