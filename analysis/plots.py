@@ -59,11 +59,12 @@ def _layout(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def save(fig, stem: str | os.PathLike) -> list[str]:
-    """Save ``fig`` as ``stem.png`` (150 dpi) and ``stem.pdf``; returns both paths."""
+def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150) -> list[str]:
+    """Save ``fig`` atomically as ``stem.png`` (``dpi``) and ``stem.pdf`` (or ``formats``); returns the paths."""
     stem = Path(stem)
     out = []
-    for ext, kw in (("png", {"dpi": 150}), ("pdf", {})):
+    for ext in formats:
+        kw = {"dpi": dpi} if ext == "png" else {}
         path = stem.with_suffix("." + ext)
         tmp = path.with_name(path.name + ".part")
         fig.savefig(tmp, format=ext, bbox_inches="tight", **kw)

@@ -612,14 +612,11 @@ def write_figures(protocols: Mapping[str, Any], root: str | os.PathLike) -> list
     return written
 
 
-def _save_figure(fig: Any, out: Path) -> str:
-    import matplotlib.pyplot as plt
+def _save_figure(fig: Any, stem: Path) -> str:
+    """``stem.png`` only, at 80 dpi: the scorecard's figures are committed, so they are kept small."""
+    from .plots import save
 
-    tmp = out.with_name(out.name + ".part")
-    fig.savefig(tmp, format="png", dpi=80, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, out)
-    return str(out)
+    return save(fig, stem, formats=("png",), dpi=80)[0]
 
 
 def _claims_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str:
@@ -635,7 +632,7 @@ def _claims_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str:
     opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
     fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
                         title=f"{p.name}: committed runs", benchmarks=benches, optimizers=opts, reps=_reps(df))
-    return _save_figure(fig, Path(root) / p.name / f"figure_{axis}.png")
+    return _save_figure(fig, Path(root) / p.name / f"figure_{axis}")
 
 
 def _reps(df: pd.DataFrame) -> int | str:
@@ -688,11 +685,12 @@ def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | No
         y_scale[b] = "log" if len(pos) and (v >= 0).all() and pos.max() > 20 * pos.min() else "linear"
     transforms = {units[b] for b in benches}
     y_label = _quantity(p)
-    if transforms != {(0.0, 1.0)}:
-        (off, sc), = transforms if len(transforms) == 1 else ((math.nan, math.nan),)
-        y_label = (f"{off:g} + {sc:g} x {y_label}, the paper's units" if math.isfinite(off)
-                   else f"{y_label}, in each paper's units")
+    if len(transforms) > 1:
+        y_label += ", in each paper's units"
+    elif transforms != {(0.0, 1.0)}:
+        (off, sc), = transforms
+        y_label = f"{off:g} + {sc:g} x {y_label}, the paper's units"
     fig = curves_figure(summary, axis=axis, x_scale=x_scale, y_scale=y_scale, y_label=y_label,
                         title=f"{p.name}: committed runs beside the paper's table", benchmarks=benches,
                         optimizers=opts, reps=_reps(df), stat="mean", marks=marks)
-    return _save_figure(fig, Path(root) / p.name / "figure_table.png")
+    return _save_figure(fig, Path(root) / p.name / "figure_table")

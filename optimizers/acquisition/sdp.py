@@ -14,7 +14,10 @@ in the factored form ``Z = V^T V`` (``V`` of ``k >= sqrt(2 (n + 1))`` rows, each
 vector) by the mixing method (Wang, Chang and Kolter 2017, coordinate descent on the columns),
 whose fixed points at that rank are the SDP's optima, where BOCS's code calls a general-purpose
 SDP solver (cvx / cvxpy); both give the relaxation's optimum, to the solver's tolerance. Rounding: a
-random hyperplane ``r`` gives spins ``sign(r^T v_i)``, and ``x_i = 1`` where a spin agrees with ``t``'s;
+random hyperplane ``r`` gives spins ``sign(r^T v_i)``, and ``x_i = 1`` where a spin agrees with ``t``'s
+(Goemans and Williamson's reading of a homogenised program; BOCS's code instead maps each spin to ``x``
+directly and ignores ``t``'s, which gives the complement of our point when ``t``'s spin is -1, a point
+it then scores like any other);
 of ``n_round`` hyperplanes (100 in BOCS's code) every rounded point is returned with its model value,
 best first, so that the caller can skip points already evaluated.
 """
