@@ -211,7 +211,8 @@ def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_pat
     pd.testing.assert_frame_equal(a, b)
     pa = R.read_provenance(committed / "mini" / "provenance.json")
     pb = R.read_provenance(fresh / "mini" / "provenance.json")
-    assert pa["runs"] == pb["runs"] and pa["repetitions_done"] == pb["repetitions_done"] == {
+    assert "cell_common" not in pa and pb["cell_common"]  # the committed example predates cell_common: it reads the same
+    assert R.run_provenances(pa) == R.run_provenances(pb) and pa["repetitions_done"] == pb["repetitions_done"] == {
         "branin_discrete": {"random_search": 3, "regularized_evolution": 3, "simulated_annealing": 3}}
 
 
@@ -234,6 +235,27 @@ def test_simulated_clocks_are_committed_to_clock_digits_and_provenance_is_factor
     assert R.run_provenances(prov) == runs  # every run's record whole again (shared fields merged back)
     lines = R.provenance_text(summary).splitlines()
     assert all(f"  {json.dumps(r)}," in lines or f"  {json.dumps(r)}" in lines for r in prov["runs"])  # one line each
+    # fields shared by one cell's runs (its optimizer's settings) are written once, under cell_common
+    cells = [{"benchmark_label": b, "optimizer_label": o, "repetition": r, "optimizer_settings": {"n": len(o)},
+              "seed": r} for b in ("aa", "bbb") for o in ("rs", "sa_x") for r in range(2)]
+    cells.append({"benchmark_label": "ccc", "optimizer_label": "sa_x", "repetition": 0, "optimizer_settings": {"n": 9},
+                  "seed": 0})
+    cells.append({"benchmark_label": "ccc", "optimizer_label": "sa_x", "repetition": 1, "optimizer_settings": {"n": 9},
+                  "seed": 1})
+    df = pd.DataFrame({"benchmark": [r["benchmark_label"] for r in cells],
+                       "optimizer": [r["optimizer_label"] for r in cells],
+                       "repetition": [r["repetition"] for r in cells], "overhead_s": 1.0, "cost_s": 1.0})
+    summary = R._summary(df, cells, mini)
+    assert summary["cell_common"]["aa"] == {"rs": {"optimizer_settings": {"n": 2}},
+                                            "sa_x": {"optimizer_settings": {"n": 4}}}
+    assert summary["benchmark_common"]["ccc"] == {"optimizer_label": "sa_x", "optimizer_settings": {"n": 9}}
+    assert all("optimizer_settings" not in r for r in summary["runs"])
+    prov = json.loads(R.provenance_text(summary))
+    assert sorted(R.run_provenances(prov), key=R._key) == sorted(cells, key=R._key)
+    old = {k: v for k, v in prov.items() if k != "cell_common"}  # a file written before cell_common reads the same
+    old["runs"] = [{**r, **prov["cell_common"].get(r["benchmark_label"], {}).get(r.get("optimizer_label", ""), {})}
+                   for r in prov["runs"]]
+    assert R.run_provenances(old) == R.run_provenances(prov)
 
 
 def test_collect_merges_and_never_loses_runs(committed: Path, mini, tmp_path: Path) -> None:
