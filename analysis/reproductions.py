@@ -472,18 +472,50 @@ def roundtrip(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def deterministic(protocol: Any) -> str:
-    """Why reruns of ``protocol`` cannot be compared row by row ("" when they can)."""
-    if protocol.workers > 1 and protocol.include_overhead:
+    """Why reruns of ``protocol`` cannot be compared row by row ("" when they can).
+
+    With several workers the order in which trials complete must not depend on timing: a benchmark
+    whose runs go on the nominal clock (:meth:`benchsuite.protocol.Protocol.clock_for`: the cost model
+    drives the clock and the optimizer's overhead stays off it) repeats itself; one on the measured
+    clock does only without overhead on the clock and with simulated (not measured) costs.
+    """
+    if protocol.workers <= 1:
+        return ""
+    clocks = {j.benchmark.label: protocol.clock_for(j) for j in protocol.jobs()}
+    timed = [b for b in protocol.benchmarks if clocks.get(b.label) != "nominal"]
+    if not timed:
+        return ""
+    if protocol.include_overhead:
         return (f"{protocol.workers} workers with the optimizer's measured overhead on the clock: the order of "
                 "trials depends on timing")
-    if protocol.workers > 1:
-        from benchsuite import registry
+    from benchsuite import registry
 
-        live = [b.label for b in protocol.benchmarks if getattr(registry.get_benchmark(b.name), "kind", "") == "live"]
-        if live:
-            return f"{protocol.workers} workers on measured training times ({', '.join(live)}): the order of " \
-                   "trials depends on timing"
+    live = [b.label for b in timed if getattr(registry.get_benchmark(b.name), "kind", "") == "live"]
+    if live:
+        return f"{protocol.workers} workers on measured training times ({', '.join(live)}): the order of " \
+               "trials depends on timing"
     return ""
+
+
+INFO_TIMING_KEYS = ("seconds",)  # measured times inside a live trial's ``info`` (each curve point's clock)
+
+
+def untimed_info(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the measured times (:data:`INFO_TIMING_KEYS`) taken out of each row's JSON ``info``, at any depth."""
+    def strip(x: Any) -> Any:
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in INFO_TIMING_KEYS}
+        return [strip(v) for v in x] if isinstance(x, list) else x
+
+    def clean(text: Any) -> Any:
+        try:
+            return json.dumps(strip(json.loads(text)), sort_keys=True)
+        except (TypeError, ValueError):
+            return text
+
+    out = df.copy()
+    out["info"] = [clean(t) for t in out["info"]]
+    return out
 
 
 def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int], workdir: str | os.PathLike,
@@ -514,6 +546,8 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
     cols = [c for c in compared_columns(rows, protocol, live) if c in fresh.columns]
     if len(fresh) != len(rows):
         return False, f"{len(fresh)} trials in the rerun, {len(rows)} committed"
+    if live and "info" in cols:  # a live trial's info holds measured seconds (its training curve's clock)
+        rows, fresh = untimed_info(rows), untimed_info(fresh)
     a, c = frame_text(rows, cols), frame_text(fresh, cols)
     for i, (x, y) in enumerate(zip(a, c)):
         if x != y:
@@ -521,8 +555,8 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
             diff = [col for col in cols if str(old_row[col]) != str(new_row[col])]
             shown = ", ".join(f"{col} {old_row[col]} -> {new_row[col]}" for col in diff[:3])
             return False, f"trial row {i - 1} differs in {', '.join(diff)} (committed -> rerun: {shown})"
-    return True, f"{len(rows)} trials identical in {len(cols)} columns (timing columns skipped: " \
-                 f"{', '.join(timing_columns(protocol, live))})"
+    skipped = ", ".join(timing_columns(protocol, live)) + (", the seconds inside info" if live else "")
+    return True, f"{len(rows)} trials identical in {len(cols)} columns (timing columns skipped: {skipped})"
 
 
 def pick_runs(committed: Mapping[str, pd.DataFrame], n: int, seed: int) -> list[tuple[str, str, str, int]]:

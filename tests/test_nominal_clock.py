@@ -101,6 +101,22 @@ def test_protocols_default_to_the_nominal_clock_for_live_benchmarks_with_a_model
         parse_protocol({**raw, "clock": "nominal"}, "p.yaml")
 
 
+def test_verify_draws_from_multi_worker_protocols_only_where_every_clock_is_nominal() -> None:
+    from benchsuite.analysis.reproductions import deterministic
+
+    live = {"benchmarks": [{"name": "nasbot_mlp_naval"}], "optimizers": ["random_search"], "repetitions": 1,
+            "budget": {"evaluations": 5}, "workers": 2, "include_overhead": True}
+    assert deterministic(parse_protocol(live, "p.yaml")) == ""  # nominal clock: overhead off it, costs modelled
+    measured = deterministic(parse_protocol({**live, "clock": "measured"}, "p.yaml"))
+    assert "measured overhead on the clock" in measured
+    no_overhead = deterministic(parse_protocol({**live, "clock": "measured", "include_overhead": False}, "p.yaml"))
+    assert "measured training times (nasbot_mlp_naval)" in no_overhead
+    mixed = {**live, "benchmarks": [{"name": "nasbot_mlp_naval"}, "branin"]}  # branin's clock is measured
+    assert "measured overhead on the clock" in deterministic(parse_protocol(mixed, "p.yaml"))
+    assert deterministic(parse_protocol({**mixed, "include_overhead": False}, "p.yaml")) == ""
+    assert deterministic(parse_protocol({**live, "workers": 1, "clock": "measured"}, "p.yaml")) == ""
+
+
 def test_a_live_training_benchmarks_model_counts_work() -> None:
     pytest.importorskip("torch")
     b = registry.make_benchmark("nasbot_mlp_naval", registry.get_benchmark("nasbot_mlp_naval").test_settings)

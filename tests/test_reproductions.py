@@ -399,3 +399,11 @@ def test_committed_table_agrees_with_the_scorecard() -> None:
     assert int(line[3]) == int(row.ours_runs.iloc[0])
     assert float(line[5]) == pytest.approx(float(row.ours.iloc[0]), abs=1e-3)
     assert float(line[7]) == pytest.approx(float(row.ours_se.iloc[0]), abs=1e-3)
+
+
+def test_verify_compares_a_live_trials_info_without_its_measured_seconds() -> None:
+    a = pd.DataFrame({"info": ['{"curve":[{"seconds":1.9,"val_loss":0.7}],"test_loss":0.6}', "{}", "not json"]})
+    b = pd.DataFrame({"info": ['{"test_loss":0.6,"curve":[{"val_loss":0.7,"seconds":0.8}]}', "{}", "not json"]})
+    assert R.frame_text(R.untimed_info(a), ["info"]) == R.frame_text(R.untimed_info(b), ["info"])
+    c = b.assign(info=['{"curve":[{"seconds":0.8,"val_loss":0.71}],"test_loss":0.6}', "{}", "not json"])
+    assert R.frame_text(R.untimed_info(a), ["info"]) != R.frame_text(R.untimed_info(c), ["info"])  # a loss is not a time
