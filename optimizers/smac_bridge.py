@@ -16,7 +16,7 @@ from typing import Any
 from benchsuite.benchmark import Result
 from benchsuite.convert import from_configspace, require, to_configspace, to_configspace_config
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import POSITIVE_INT, Setting
+from benchsuite.settings import POSITIVE_INT, UNIT, Setting
 
 
 def _fail_target(config: Any, seed: int = 0) -> float:  # pragma: no cover - never called in ask/tell
@@ -30,7 +30,9 @@ class SMAC(Optimizer):
     and builds SMAC with ``n_init`` random initial configurations (combo.txt's experiments
     start every method from 20 random points; SMAC's own default is a Sobol design),
     deterministic objectives (each configuration evaluated once) and SMAC's default model,
-    acquisition function and interleaved random configurations. ``ask`` and ``tell`` map
+    acquisition function and interleaved random configurations (``random_probability`` changes their
+    share: the COMBO authors' baselines ran SMAC3 0.x, whose SMAC facade drew every second
+    configuration at random, ``rand_prob`` 0.5; today's facade draws 0.2). ``ask`` and ``tell`` map
     to ``SMAC.ask``/``SMAC.tell``; a failed trial is told as crashed with the worst loss
     seen so far as its cost (SMAC's infinite crash cost breaks its log-cost model). SMAC's seed is drawn
     from the run's optimizer stream, so a run seed fixes SMAC's suggestions.
@@ -45,6 +47,10 @@ class SMAC(Optimizer):
     settings_spec = {
         "n_init": Setting(20, "random initial configurations (combo.txt Sec. 4: 20)", domain=POSITIVE_INT),
         "facade": Setting("hpo", "SMAC facade: hpo (random forest) or bb (Gaussian process)", choices=("hpo", "bb")),
+        "random_probability": Setting(None, "share of SMAC's suggestions drawn at random instead of from the "
+                                      "acquisition; empty: the facade's default (hpo 0.2, bb 0.084); SMAC3 0.x, "
+                                      "the version of the COMBO authors' baselines, interleaved 0.5 (its rand_prob)",
+                                      type=float, domain=[None, UNIT]),
     }
 
     def setup(self) -> None:
@@ -66,9 +72,11 @@ class SMAC(Optimizer):
         # SMAC's own logging set-up (logging_level=N) reconfigures the *root* logger, which silenced every other
         # library's warnings, the suite's included, for the rest of the process; quiet SMAC's logger alone instead
         logging.getLogger("smac").setLevel(logging.ERROR)
+        p_random = self.settings["random_probability"]
+        random_design = None if p_random is None else facade.get_random_design(scenario, probability=float(p_random))
         self.smac = facade(scenario, _fail_target, initial_design=init,
                            intensifier=facade.get_intensifier(scenario, max_config_calls=1),
-                           logging_level=False, overwrite=True)
+                           random_design=random_design, logging_level=False, overwrite=True)
         self._infos: dict[int, Any] = {}  # our trial id -> SMAC TrialInfo
         self._asked: list[Any] = []  # TrialInfos asked, not yet matched to a trial id
 

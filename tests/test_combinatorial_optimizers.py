@@ -152,6 +152,25 @@ def test_smac_short_run_on_binary_space() -> None:
     assert len(out.rows) == 6 and len({r["config"] for r in out.rows}) == 6
 
 
+
+@pytest.mark.skipif(not HAS_SMAC, reason="smac not installed (pip install 'benchsuite[smac]')")
+def test_smac_random_probability_default_is_the_facades_and_one_means_random() -> None:
+    """An empty random_probability leaves SMAC's facade as it was (0.2 for hpo): the committed SMAC runs
+    stay reproducible; 0.2 given explicitly suggests the same; 1.0 hands every suggestion to the random design."""
+    from benchsuite.optimizers.smac_bridge import SMAC
+
+    def configs(**settings):
+        out = run(make_benchmark("maxsat28"), SMAC, seed=3, budget_evals=12, include_overhead=False,
+                  optimizer_settings={"n_init": 4, **settings})
+        return [r["config"] for r in out.rows]
+
+    default = configs()
+    assert configs(random_probability=0.2) == default
+    always = configs(random_probability=1.0)
+    assert always[:4] == default[:4] and always[4:] != default[4:]  # the design is the same, the rest is not
+    with pytest.raises(Exception, match="random_probability"):
+        configs(random_probability=1.5)
+
 def TPE_cls() -> type:
     from benchsuite.optimizers.tpe_bridge import TPE
 
