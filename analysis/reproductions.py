@@ -442,11 +442,52 @@ def round_timing(df: pd.DataFrame, columns: Iterable[str], digits: int = TIMING_
     return out
 
 
+def round_info_timing(df: pd.DataFrame, digits: int = TIMING_DIGITS) -> pd.DataFrame:
+    """``df`` with the measured times inside each row's JSON ``info`` (:data:`INFO_TIMING_KEYS`, at any depth:
+    a live trial's training curve) rounded to ``digits`` significant digits, like the timing columns.
+
+    Only the numbers under those keys change: a row is rewritten only where its text re-serialises exactly
+    (compact JSON, as the runner writes it), so everything else in it stays byte for byte. ``--verify``
+    compares ``info`` without these keys (:func:`untimed_info`), so it is unaffected."""
+    def walk(x: Any) -> tuple[Any, bool]:
+        if isinstance(x, dict):
+            out, hit = {}, False
+            for k, v in x.items():
+                if k in INFO_TIMING_KEYS and isinstance(v, float) and isfinite(v):
+                    out[k], hit = float(f"{v:.{digits}g}"), True
+                else:
+                    out[k], h = walk(v)
+                    hit = hit or h
+            return out, hit
+        if isinstance(x, list):
+            items = [walk(v) for v in x]
+            return [v for v, _ in items], any(h for _, h in items)
+        return x, False
+
+    def one(text: Any) -> Any:
+        if not isinstance(text, str) or INFO_TIMING_KEYS[0] not in text:
+            return text
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            return text
+        if json.dumps(obj, separators=(",", ":")) != text:  # not the runner's form: leave it as it is
+            return text
+        rounded, hit = walk(obj)
+        return json.dumps(rounded, separators=(",", ":")) if hit else text
+
+    out = df.copy()
+    if "info" in out:
+        out["info"] = [one(t) for t in out["info"]]
+    return out
+
+
 def round_for_commit(df: pd.DataFrame, protocol: Any, live: bool) -> pd.DataFrame:
     """``df`` as committed: measured times to :data:`TIMING_DIGITS`, simulated clocks to :data:`CLOCK_DIGITS`
-    significant digits (a rerun is rounded the same way before it is compared)."""
+    significant digits (a rerun is rounded the same way before it is compared), and the measured times in
+    ``info`` to :data:`TIMING_DIGITS` (:func:`round_info_timing`)."""
     timing = timing_columns(protocol, live)
-    out = round_timing(df, timing)
+    out = round_info_timing(round_timing(df, timing))
     return round_timing(out, [c for c in CLOCK_COLUMNS if c not in timing], CLOCK_DIGITS)
 
 

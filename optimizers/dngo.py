@@ -49,8 +49,9 @@ dominates (3x slower per step here), and the plugin then needs no torch at all.
 Ours, off by default so that ``dngo`` stays the paper's method: ``eta_target`` trains the
 network on y minus the quadratic mean at the slice sampler's last state. The paper fits the
 quadratic only in the Bayesian regression, where the trained basis can absorb it (the horseshoe
-then shrinks it away); training on the residual keeps the bowl in the network's target. With today's training recipe, on the protocol's seeds
-(``dngo_table1``, 10 runs of 200 evaluations, committed in reproductions/dngo_table1):
+then shrinks it away); training on the residual keeps the bowl in the network's target. With
+today's training recipe, on the protocol's seeds (``dngo_table1``, 10 runs of 200 evaluations,
+committed in reproductions/dngo_table1):
 ``eta_target=4`` reached Branin within 0.0003 of the optimum in 10 of 10 runs (the paper's DNGO as
 written: 9 of 10 within 0.002, one at 0.4041) and Hartmann6 within 0.02 of -3.32237 in 9 of 10 (as
 written: 5 of 10, the other 5 in Hartmann6's second basin at -3.203); the paper reports 0.398 and
@@ -269,10 +270,10 @@ class DNGO(Optimizer):
         "horseshoe_scale": Setting(1.0, "horseshoe scale on the quadratic's diagonal Lambda_kk (paper 3.1.3 "
                                         "names the prior; the scale is ours)", domain=POSITIVE),
         "eta_target": Setting(None, "train the network on y - eta(x), eta the quadratic mean at the slice sampler's "
-                                    "last state, the chain starting from this curvature Lambda_kk (ours: the paper fits "
-                                    "eta only in the Bayesian regression, Sec. 3.1.3; 4 is the value tested: over 20 Hartmann6 seeds "
-                                    "16 runs in the global basin against 13 as the paper, within noise, docs/results/dngo.md); "
-                                    "None: off, as the paper",
+                                    "last state, the chain starting from this curvature Lambda_kk (ours: the paper "
+                                    "fits eta only in the Bayesian regression, Sec. 3.1.3; 4 is the value tested: "
+                                    "over 20 Hartmann6 seeds 16 runs in the global basin against 13 as the paper, "
+                                    "within noise, docs/results/dngo.md); None: off, as the paper",
                               type=float, domain=[None, POSITIVE]),
         "prior_mean": Setting("quadratic", "the regression's prior mean: 'quadratic' (paper Sec. 3.1.3, Eq. 9) or "
                                            "'constant' (offset only, for the component study; not the paper's)",

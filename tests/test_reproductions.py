@@ -407,3 +407,19 @@ def test_verify_compares_a_live_trials_info_without_its_measured_seconds() -> No
     assert R.frame_text(R.untimed_info(a), ["info"]) == R.frame_text(R.untimed_info(b), ["info"])
     c = b.assign(info=['{"curve":[{"seconds":0.8,"val_loss":0.71}],"test_loss":0.6}', "{}", "not json"])
     assert R.frame_text(R.untimed_info(a), ["info"]) != R.frame_text(R.untimed_info(c), ["info"])  # a loss is not a time
+
+
+def test_measured_seconds_in_info_are_committed_rounded_and_nothing_else_changes() -> None:
+    exact = '{"phase":"bo","curve":[{"epoch":1,"train_loss":1.2581357444524766,"seconds":0.23077360499996757},' \
+            '{"epoch":2,"train_loss":0.744665000975132,"seconds":12.458027654000034}],"test_loss":0.0871}'
+    spaced = '{"curve": [{"seconds": 0.23077360499996757}]}'  # not the runner's compact form: left alone
+    df = pd.DataFrame({"info": [exact, '{"phase":"bo","fit_retries":0}', spaced, "not json", ""]})
+    out = R.round_info_timing(df)
+    assert out["info"][0] == exact.replace("0.23077360499996757", "0.2308").replace("12.458027654000034", "12.46")
+    assert list(out["info"][1:]) == list(df["info"][1:])
+    # --verify compares info without the seconds, so rounding them cannot make a rerun differ
+    assert R.frame_text(R.untimed_info(out), ["info"]) == R.frame_text(R.untimed_info(df), ["info"])
+    # and the committed form goes through the same rounding
+    proto = parse_protocol({"name": "t", "benchmarks": ["branin"], "optimizers": ["random_search"],
+                            "repetitions": 1, "budget": {"evaluations": 2}}, "t.yaml")
+    assert R.round_for_commit(df, proto, live=True)["info"][0] == out["info"][0]
