@@ -35,7 +35,7 @@ import math
 import os
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -449,21 +449,6 @@ def round_info_timing(df: pd.DataFrame, digits: int = TIMING_DIGITS) -> pd.DataF
     Only the numbers under those keys change: a row is rewritten only where its text re-serialises exactly
     (compact JSON, as the runner writes it), so everything else in it stays byte for byte. ``--verify``
     compares ``info`` without these keys (:func:`untimed_info`), so it is unaffected."""
-    def walk(x: Any) -> tuple[Any, bool]:
-        if isinstance(x, dict):
-            out, hit = {}, False
-            for k, v in x.items():
-                if k in INFO_TIMING_KEYS and isinstance(v, float) and isfinite(v):
-                    out[k], hit = float(f"{v:.{digits}g}"), True
-                else:
-                    out[k], h = walk(v)
-                    hit = hit or h
-            return out, hit
-        if isinstance(x, list):
-            items = [walk(v) for v in x]
-            return [v for v, _ in items], any(h for _, h in items)
-        return x, False
-
     def one(text: Any) -> Any:
         if not isinstance(text, str) or INFO_TIMING_KEYS[0] not in text:
             return text
@@ -473,8 +458,16 @@ def round_info_timing(df: pd.DataFrame, digits: int = TIMING_DIGITS) -> pd.DataF
             return text
         if json.dumps(obj, separators=(",", ":")) != text:  # not the runner's form: leave it as it is
             return text
-        rounded, hit = walk(obj)
-        return json.dumps(rounded, separators=(",", ":")) if hit else text
+        hit = []
+
+        def rounded(v: Any) -> Any:
+            if isinstance(v, float) and isfinite(v):
+                hit.append(True)
+                return float(f"{v:.{digits}g}")
+            return v
+
+        obj = _map_info_timing(obj, rounded)
+        return json.dumps(obj, separators=(",", ":")) if hit else text
 
     out = df.copy()
     if "info" in out:
@@ -541,16 +534,28 @@ def deterministic(protocol: Any) -> str:
 INFO_TIMING_KEYS = ("seconds",)  # measured times inside a live trial's ``info`` (each curve point's clock)
 
 
+_DROP = object()  # returned by a _map_info_timing function: take the key out
+
+
+def _map_info_timing(x: Any, f: Callable[[Any], Any]) -> Any:
+    """``x`` (parsed JSON) with ``f`` applied to the value of every :data:`INFO_TIMING_KEYS` key at any depth
+    (a key whose new value is ``_DROP`` is removed); the one walk behind :func:`untimed_info` and
+    :func:`round_info_timing`."""
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            v = f(v) if k in INFO_TIMING_KEYS else _map_info_timing(v, f)
+            if v is not _DROP:
+                out[k] = v
+        return out
+    return [_map_info_timing(v, f) for v in x] if isinstance(x, list) else x
+
+
 def untimed_info(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the measured times (:data:`INFO_TIMING_KEYS`) taken out of each row's JSON ``info``, at any depth."""
-    def strip(x: Any) -> Any:
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k not in INFO_TIMING_KEYS}
-        return [strip(v) for v in x] if isinstance(x, list) else x
-
     def clean(text: Any) -> Any:
         try:
-            return json.dumps(strip(json.loads(text)), sort_keys=True)
+            return json.dumps(_map_info_timing(json.loads(text), lambda v: _DROP), sort_keys=True)
         except (TypeError, ValueError):
             return text
 
