@@ -438,8 +438,13 @@ def round_timing(df: pd.DataFrame, columns: Iterable[str], digits: int = TIMING_
     out = df.copy()
     for c in columns:
         if c in out:
-            out[c] = [float(f"{x:.{digits}g}") if isfinite(x) else x for x in out[c]]
+            out[c] = [_significant(x, digits) for x in out[c]]
     return out
+
+
+def _significant(x: Any, digits: int) -> Any:
+    """``x`` rounded to ``digits`` significant digits (non-finite values as they are)."""
+    return float(f"{x:.{digits}g}") if isfinite(x) else x
 
 
 def round_info_timing(df: pd.DataFrame, digits: int = TIMING_DIGITS) -> pd.DataFrame:
@@ -458,16 +463,9 @@ def round_info_timing(df: pd.DataFrame, digits: int = TIMING_DIGITS) -> pd.DataF
             return text
         if json.dumps(obj, separators=(",", ":")) != text:  # not the runner's form: leave it as it is
             return text
-        hit = []
-
-        def rounded(v: Any) -> Any:
-            if isinstance(v, float) and isfinite(v):
-                hit.append(True)
-                return float(f"{v:.{digits}g}")
-            return v
-
-        obj = _map_info_timing(obj, rounded)
-        return json.dumps(obj, separators=(",", ":")) if hit else text
+        # the text re-serialises exactly, so only the rounded numbers can change it
+        return json.dumps(_map_info_timing(obj, lambda v: _significant(v, digits) if isinstance(v, float) else v),
+                          separators=(",", ":"))
 
     out = df.copy()
     if "info" in out:
