@@ -59,19 +59,39 @@ def _layout(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150) -> list[str]:
-    """Save ``fig`` atomically as ``stem.png`` (``dpi``) and ``stem.pdf`` (or ``formats``); returns the paths."""
+def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150,
+         palette: bool = False) -> list[str]:
+    """Save ``fig`` atomically as ``stem.png`` (``dpi``) and ``stem.pdf`` (or ``formats``); returns the paths.
+
+    ``palette``: write the PNG with a 256-colour palette (median cut, no dithering) instead of RGBA, about a
+    third of the bytes; for figures committed to git, whose lines and text come out the same to the eye."""
     stem = Path(stem)
     out = []
     for ext in formats:
         kw = {"dpi": dpi} if ext == "png" else {}
         path = stem.with_suffix("." + ext)
         tmp = path.with_name(path.name + ".part")
-        fig.savefig(tmp, format=ext, bbox_inches="tight", **kw)
+        if ext == "png" and palette:
+            _save_palette_png(fig, tmp, **kw)
+        else:
+            fig.savefig(tmp, format=ext, bbox_inches="tight", **kw)
         os.replace(tmp, path)
         out.append(str(path))
     _pyplot().close(fig)
     return out
+
+
+def _save_palette_png(fig, path: Path, dpi: int) -> None:
+    import io
+
+    from PIL import Image  # matplotlib's own dependency
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi)
+    buf.seek(0)
+    with Image.open(buf) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(path, format="PNG", optimize=True)
 
 
 def plot_curves(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: str, y_label: str, title: str,

@@ -374,6 +374,10 @@ def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
     card = (committed / "SCORECARD.md").read_text(encoding="utf-8")
     assert "](mini/figure_evaluations.png)" in card and "](mini/figure_table.png)" in card
     assert not list(committed.glob("mini/*.part"))
+    from PIL import Image
+
+    with Image.open(committed / "mini" / "figure_table.png") as im:  # committed figures: a palette, not RGBA
+        assert im.mode == "P"
     text = readme.read_text(encoding="utf-8")
     assert "old" not in text and text.endswith("after\n")
     assert "| paper | match | better | worse | differs | partial | not-run |" in text
