@@ -9,7 +9,10 @@
 provenance record (the fields all runs share written once in ``run_common``, those of one benchmark's runs
 in ``benchmark_common``, those of one cell's runs, such as the optimizer's settings, in ``cell_common``;
 :func:`run_provenances` merges them back) and the sha256 of ``runs.csv.xz``. Factoring by cell took the
-nine protocols' provenance files from 3.08 to 1.85 MB.
+nine protocols' provenance files from 3.08 to 1.85 MB; the per-run rest of each record is written, one line
+per run, to ``provenance_runs.jsonl.xz`` beside it (named with its sha256 under ``run_records``; 1.8 MB ->
+0.08 MB), which :func:`read_provenance` reads back in, so a ``provenance.json`` with its runs inline (as
+written before) reads the same.
 The frame is xz-compressed (preset 6, extreme): 35-40 % smaller than gzip on these files (combo_binary
 5.70 -> 3.71 MB, nb201 5.38 -> 3.36 MB), read back in 1.3x gzip's CPU time (nb201: 0.91 against 0.68 s),
 at about 2 minutes of compression per collect of the largest protocols (``perf/bench_runs_format.py``);
@@ -28,6 +31,7 @@ they were), so the workflow sees those repetitions as done and runs only the res
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import lzma
@@ -47,6 +51,10 @@ from benchsuite.errors import DataError
 
 RUN_KEYS = ("benchmark", "optimizer", "repetition")
 RUNS_FILE = "runs.csv.xz"  # a protocol's committed runs, beside provenance.json
+# every run's own provenance record, one JSON object per line, xz-compressed, beside provenance.json (which names
+# it and its sha256 under "run_records"): the records were 1.8 of the 2.0 MB of the nine protocols' provenance
+# files as indented JSON, 0.08 MB compressed, while the summary a reader opens stays plain JSON
+RUN_RECORDS_FILE = "provenance_runs.jsonl.xz"
 _XZ = {"method": "xz", "preset": 6 | lzma.PRESET_EXTREME}
 # columns that measure real time: they differ between two runs of the same seed. The clock columns
 # (ask/start/end/told) measure it only when the optimizer's overhead is on the clock; without it they
@@ -122,7 +130,9 @@ def _compression_of(path: Path) -> str | None:
 
 
 def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
-    """The committed ``provenance.json`` (empty when there is none); unreadable -> one-line DataError."""
+    """The committed ``provenance.json`` (empty when there is none), its per-run records read in as ``runs``
+    from the file it names under ``run_records``; unreadable, or records not the ones named -> one-line
+    DataError."""
     p = Path(path)
     if not p.exists():
         return {}
@@ -133,7 +143,47 @@ def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
                         f"`git checkout -- {p}`") from None
     if not isinstance(out, dict):
         raise DataError(f"{p}: unreadable provenance (not a JSON object)")
+    side = out.get("run_records")
+    if "runs" not in out and isinstance(side, dict):
+        out["runs"] = _read_run_records(p.parent / str(side.get("file", RUN_RECORDS_FILE)), side, p)
     return out
+
+
+def _read_run_records(path: Path, side: Mapping[str, Any], prov_path: Path) -> list[dict[str, Any]]:
+    """The per-run records ``provenance.json`` names: one JSON object per line, xz-compressed."""
+    fix = f"restore both with `git checkout -- {prov_path.parent}`"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing beside {prov_path}, which names it; {fix}") from None
+    if side.get("sha256") and sha256_bytes(data) != side["sha256"]:
+        raise DataError(f"{path}: does not match the sha256 in {prov_path} (the pair is out of step); {fix}")
+    try:
+        runs = [json.loads(line) for line in lzma.decompress(data).decode("utf-8").splitlines() if line]
+    except (lzma.LZMAError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{path}: corrupt or truncated run records ({' '.join(str(exc).split())}); {fix}") from None
+    if not all(isinstance(r, dict) for r in runs) or ("count" in side and len(runs) != int(side["count"])):
+        raise DataError(f"{path}: holds {len(runs)} run records, {prov_path} names {side.get('count')}; {fix}")
+    return runs
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_provenance(d: Path, summary: Mapping[str, Any]) -> None:
+    """Write ``provenance.json`` and, beside it, its per-run records (``provenance_runs.jsonl.xz``), atomically:
+    the records first, so a ``provenance.json`` never names records that are not there (a crash between the two
+    leaves the pair out of step, which the sha256 it names tells)."""
+    from benchsuite.results import atomic_write_text, atomic_write_with
+
+    runs = list(summary.get("runs", []))
+    data = lzma.compress("".join(json.dumps(r, sort_keys=False, default=str) + "\n" for r in runs).encode("utf-8"),
+                         preset=9 | lzma.PRESET_EXTREME)
+    atomic_write_with(d / RUN_RECORDS_FILE, lambda fh: fh.write(data))
+    head = {k: v for k, v in summary.items() if k != "runs"}
+    head["run_records"] = {"file": RUN_RECORDS_FILE, "count": len(runs), "sha256": sha256_bytes(data)}
+    atomic_write_text(d / "provenance.json", provenance_text(head))
 
 
 def run_provenances(prov: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -247,8 +297,11 @@ def _summary(df: pd.DataFrame, provs: Sequence[Mapping[str, Any]], protocol: Any
 
 
 def provenance_text(summary: Mapping[str, Any]) -> str:
-    """``provenance.json``'s text: indented, except the per-run records, one compact line each."""
-    runs = summary.get("runs", [])
+    """``provenance.json``'s text: indented, except per-run records given inline (``runs``), one compact line
+    each (:func:`write_provenance` puts them in their own file)."""
+    if "runs" not in summary:
+        return json.dumps(dict(summary), indent=1, sort_keys=False, default=str) + "\n"
+    runs = summary["runs"]
     text = json.dumps({**summary, "runs": []}, indent=1, sort_keys=False, default=str)
     lines = ",\n  ".join(json.dumps(r, sort_keys=False, default=str) for r in runs)
     return text.replace('\n "runs": []', f'\n "runs": [\n  {lines}\n ]' if runs else '\n "runs": []', 1) + "\n"
@@ -378,9 +431,7 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
     summary = _summary(merged, [*old_provs, *new_provs], protocol)
     summary["runs_sha256"] = _write_runs(merged, d / RUNS_FILE)
     summary["updated_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    from benchsuite.results import atomic_write_text
-
-    atomic_write_text(d / "provenance.json", provenance_text(summary))
+    write_provenance(d, summary)
     report.update(written=True, runs=len(merged_keys))
     return report
 

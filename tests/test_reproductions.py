@@ -344,6 +344,47 @@ def test_runs_and_provenance_out_of_step_is_refused(committed: Path, mini, tmp_p
         R.collect(mini, results, committed, replace=True)
 
 
+def test_run_records_are_written_beside_provenance_json_and_read_back_whole(committed: Path, mini,
+                                                                             tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    fresh = tmp_path / "fresh"
+    R.collect(mini, results, fresh)
+    d = fresh / "mini"
+    head = json.loads((d / "provenance.json").read_text())
+    assert "runs" not in head and head["run_records"]["file"] == R.RUN_RECORDS_FILE
+    assert head["run_records"]["count"] == 9 == len(lzma.decompress((d / R.RUN_RECORDS_FILE).read_bytes()).splitlines())
+    old = R.read_provenance(committed / "mini" / "provenance.json")  # written with its runs inline: reads the same
+    assert R.run_provenances(R.read_provenance(d / "provenance.json")) == R.run_provenances(old)
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    R.write_provenance(d, R.read_provenance(d / "provenance.json"))  # rewriting what was read: byte-identical
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+
+
+@pytest.mark.parametrize("damage, words", [("truncate", "corrupt or truncated run records"),
+                                           ("missing", "missing beside"), ("other", "out of step")])
+def test_damaged_run_records_are_one_line_and_nothing_is_overwritten(committed: Path, mini, tmp_path: Path,
+                                                                     damage: str, words: str) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    fresh = tmp_path / "fresh"
+    R.collect(mini, results, fresh)
+    side = fresh / "mini" / R.RUN_RECORDS_FILE
+    data = side.read_bytes()
+    if damage == "missing":
+        side.unlink()
+    else:
+        head = json.loads((fresh / "mini" / "provenance.json").read_text())
+        bad = data[: len(data) // 2] if damage == "truncate" else lzma.compress(b"{}\n")
+        if damage == "truncate":  # a damaged file whose sha256 was recorded with it: the content check speaks
+            head["run_records"]["sha256"] = R.sha256_bytes(bad)
+            (fresh / "mini" / "provenance.json").write_text(json.dumps(head))
+        side.write_bytes(bad)
+    files = {p.name: p.read_bytes() for p in (fresh / "mini").iterdir()}
+    with pytest.raises(DataError, match=words) as err:
+        R.collect(mini, results, fresh, replace=True)
+    assert str(side) in str(err.value) and "\n" not in str(err.value) and "git checkout" in str(err.value)
+    assert {p.name: p.read_bytes() for p in (fresh / "mini").iterdir()} == files
+
+
 # -- --verify -------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_verify_reruns_and_detects_a_changed_value(committed: Path, capsys) -> None:
