@@ -700,11 +700,22 @@ def untimed_info(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# floats that differ by at most this relative amount, with every other column identical, differ in the order
+# a BLAS kernel summed them (see benchsuite.provenance.blas_architecture), not in what the run decided
+LAST_BITS = 1e-12
+
+
 def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int], workdir: str | os.PathLike,
-               timeout_s: float | None = None) -> tuple[bool, str]:
-    """Rerun one committed repetition with its seed and compare every non-timing column; (identical, message)."""
+               timeout_s: float | None = None, blas: str | None = None) -> tuple[bool, str]:
+    """Rerun one committed repetition with its seed and compare every non-timing column; (identical, message).
+
+    ``blas``: the OpenBLAS kernel set the run was made with (its provenance's ``blas_architecture``); the
+    rerun uses it (``OPENBLAS_CORETYPE``), so that BLAS sums come out in the same order on another CPU. A rerun
+    that differs only in the last bits of floats says so, with what to do."""
     import subprocess
     import sys
+
+    from benchsuite.provenance import blas_architecture
 
     from .load import load_runs
 
@@ -716,8 +727,9 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
         return False, f"committed seed {int(rows['seed'].iloc[0])} is not the protocol's seed {job.seed} any more"
     out = Path(workdir) / f"{protocol.name}-{b}-{o}-{r:03d}.csv"
     argv = [sys.executable, "-m", "benchsuite.cli", *protocol.command(job, out=str(out), exe=())]
+    env = {**os.environ, "OPENBLAS_CORETYPE": blas} if blas else None
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
         return False, f"the rerun took longer than {timeout_s:g} s"
     if proc.returncode != 0:
@@ -731,6 +743,17 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
     if live and "info" in cols:  # a live trial's info holds measured seconds (its training curve's clock)
         rows, fresh = untimed_info(rows), untimed_info(fresh)
     a, c = frame_text(rows, cols), frame_text(fresh, cols)
+    bits = _last_bits_only(rows, fresh, cols) if a != c else None
+    if bits:
+        if blas:
+            why = (f"the rerun used the run's recorded BLAS kernels ({blas}), so the cause is elsewhere (a "
+                   f"library's version, another CPU's instructions)")
+        else:
+            why = (f"BLAS kernels sum in their own order, this machine's are {blas_architecture()}, the run's were "
+                   f"not recorded (runs before 2026-11-27): rerun with OPENBLAS_CORETYPE set to those of the "
+                   f"machine that made it (Haswell, SkylakeX, Zen, ...) to compare bit for bit")
+        return False, (f"differs only in the last bits of floats (largest relative difference {bits[1]:.1e}, in "
+                       f"{', '.join(bits[0])}), every other column identical: {why}")
     for i, (x, y) in enumerate(zip(a, c)):
         if x != y:
             old_row, new_row = (pd.read_csv(io.StringIO(f"{a[0]}\n{line}"), dtype=str).iloc[0] for line in (x, y))
@@ -739,6 +762,30 @@ def verify_run(protocol: Any, committed: pd.DataFrame, key: tuple[str, str, int]
             return False, f"trial row {i - 1} differs in {', '.join(diff)} (committed -> rerun: {shown})"
     skipped = ", ".join(timing_columns(protocol, live)) + (", the seconds inside info" if live else "")
     return True, f"{len(rows)} trials identical in {len(cols)} columns (timing columns skipped: {skipped})"
+
+
+def _last_bits_only(old: pd.DataFrame, new: pd.DataFrame, cols: Sequence[str]) -> tuple[list[str], float] | None:
+    """(columns, largest relative difference) when the frames differ only in float columns, each by at most
+    :data:`LAST_BITS` relative; None otherwise."""
+    import numpy as np
+
+    differ, worst = [], 0.0
+    for col in cols:
+        x, y = old[col].reset_index(drop=True), new[col].reset_index(drop=True)
+        if frame_text(x.to_frame(), [col]) == frame_text(y.to_frame(), [col]):
+            continue
+        if not (pd.api.types.is_float_dtype(x) and pd.api.types.is_float_dtype(y)):
+            return None
+        xv, yv = x.to_numpy(float), y.to_numpy(float)
+        if not np.array_equal(np.isnan(xv), np.isnan(yv)):
+            return None
+        ok = ~np.isnan(xv)
+        rel = np.abs(xv[ok] - yv[ok]) / np.maximum(np.abs(xv[ok]), np.finfo(float).tiny)
+        if rel.size and float(rel.max()) > LAST_BITS:
+            return None
+        differ.append(col)
+        worst = max(worst, float(rel.max()) if rel.size else 0.0)
+    return (differ, worst) if differ else None
 
 
 def pick_runs(committed: Mapping[str, pd.DataFrame], n: int, seed: int) -> list[tuple[str, str, str, int]]:

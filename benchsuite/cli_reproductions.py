@@ -133,10 +133,10 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
     for n in names:
         if n not in protocols:
             raise DataError(f"--protocol {n}: no such protocol")
-    committed, skipped = {}, []
+    committed, skipped, blas = {}, [], {}
     for n in names:
         why = R.deterministic(protocols[n])
-        df, _ = R.load_committed(root, n)
+        df, prov = R.load_committed(root, n)
         if df is None:
             continue
         if why:
@@ -146,6 +146,8 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
             df = df[df["optimizer"].isin(args.verify_optimizers)]
         if len(df):
             committed[n] = df
+            # the BLAS kernels each run was made with (recorded since 2026-11-27): its rerun uses the same
+            blas.update({(n, *R._key(p)): p.get("blas_architecture") for p in R.run_provenances(prov)})
     for s in skipped:
         print(f"verify: not drawn from {s}", file=sys.stderr)
     picks = R.pick_runs(committed, args.verify, args.seed)
@@ -155,7 +157,8 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
     with tempfile.TemporaryDirectory(prefix="benchsuite-verify-") as tmp:
         for name, b, o, r in picks:
             t0 = time.perf_counter()
-            ok, msg = R.verify_run(protocols[name], committed[name], (b, o, r), tmp, args.timeout)
+            ok, msg = R.verify_run(protocols[name], committed[name], (b, o, r), tmp, args.timeout,
+                                   blas=blas.get((name, b, o, r)))
             bad += not ok
             print(f"{'identical' if ok else 'DIFFERENT'}: {name} {b} {o} rep {r}: {msg} "
                   f"({time.perf_counter() - t0:.1f} s)")

@@ -84,11 +84,31 @@ def plugin_distribution(cls: type) -> dict[str, str | None]:
         return {"name": dists[0], "version": None}
 
 
+@lru_cache(maxsize=1)
+def blas_architecture() -> str | None:
+    """The CPU kernel set OpenBLAS chose for this machine ("Haswell", "SkylakeX", ...; None for another BLAS).
+
+    Its kernels sum in their own order, so one run repeated on two machines can differ in the last bits of a
+    float that a BLAS call summed: measured on combo_maxsat, a MaxSAT loss of -17.980272913855163 from a run
+    made with the Haswell kernels is -17.980272913855277 with SkylakeX's. ``OPENBLAS_CORETYPE`` set to the
+    recorded name makes a rerun sum as the run did (``benchsuite reproductions --verify`` sets it).
+    """
+    try:
+        from threadpoolctl import threadpool_info
+
+        arch = [str(i.get("architecture")) for i in threadpool_info()
+                if i.get("internal_api") == "openblas" and i.get("architecture")]
+    except Exception:  # noqa: BLE001 - a fact for the record, never a reason to fail a run
+        return None
+    return arch[0] if arch else None
+
+
 def machine_info() -> dict[str, Any]:
     """Python, numpy, OS and host facts for provenance records."""
     return {
         "python": sys.version.split()[0],
         "numpy": np.__version__,
+        "blas_architecture": blas_architecture(),
         "platform": platform.platform(),
         "machine": platform.machine(),
         "processor": platform.processor() or None,

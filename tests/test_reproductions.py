@@ -503,3 +503,23 @@ def test_a_frame_with_bit_strings_reads_back_as_collected_and_a_damaged_one_is_o
     with pytest.raises(DataError, match="corrupt runs file") as err:
         R.read_runs(path)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_rerun_that_differs_in_the_last_bits_of_floats_is_told_apart_from_another_result() -> None:
+    """combo_maxsat's random search, made with OpenBLAS's Haswell kernels, reruns on a SkylakeX machine with
+    losses 6e-15 apart (-17.980272913855163 -> ...277); verify names that, and a real difference stays one."""
+    old = pd.DataFrame({"config": ['{"x":1}', '{"x":0}'], "loss": [-17.980272913855163, 2.0],
+                        "incumbent_loss": [-17.980272913855163, -17.980272913855163], "status": "ok"})
+    new = old.assign(loss=[-17.980272913855277, 2.0], incumbent_loss=[-17.980272913855277] * 2)
+    cols, worst = R._last_bits_only(old, new, list(old.columns))
+    assert cols == ["loss", "incumbent_loss"] and 0 < worst < R.LAST_BITS
+    assert R._last_bits_only(old, old.assign(loss=[-17.98, 2.0]), list(old.columns)) is None  # a real difference
+    assert R._last_bits_only(old, new.assign(config=['{"x":0}', '{"x":0}']), list(old.columns)) is None
+    assert R._last_bits_only(old, old, list(old.columns)) is None  # nothing differs
+
+
+def test_runs_record_the_blas_kernels_they_summed_with() -> None:
+    from benchsuite.provenance import blas_architecture, machine_info
+
+    arch = machine_info()["blas_architecture"]
+    assert arch == blas_architecture() and (arch is None or isinstance(arch, str) and arch)
