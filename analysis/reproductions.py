@@ -33,7 +33,6 @@ they were), so the workflow sees those repetitions as done and runs only the res
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import json
 import lzma
@@ -51,6 +50,7 @@ import pandas as pd
 
 from benchsuite.data import sha256_file
 from benchsuite.errors import DataError
+from benchsuite.results import atomic_write_text, atomic_write_with, sha256_bytes
 
 RUN_KEYS = ("benchmark", "optimizer", "repetition")
 RUNS_FILE = "runs.csv.xz"  # a protocol's committed runs, beside provenance.json
@@ -250,16 +250,10 @@ def _read_run_records(path: Path, side: Mapping[str, Any], prov_path: Path) -> l
     return runs
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def write_provenance(d: Path, summary: Mapping[str, Any]) -> None:
     """Write ``provenance.json`` and, beside it, its per-run records (``provenance_runs.jsonl.xz``), atomically:
     the records first, so a ``provenance.json`` never names records that are not there (a crash between the two
     leaves the pair out of step, which the sha256 it names tells)."""
-    from benchsuite.results import atomic_write_text, atomic_write_with
-
     runs = list(summary.get("runs", []))
     data = lzma.compress("".join(json.dumps(r, sort_keys=False, default=str) + "\n" for r in runs).encode("utf-8"),
                          preset=9 | lzma.PRESET_EXTREME)
@@ -412,7 +406,8 @@ def _write_runs(df: pd.DataFrame, path: Path) -> str:
         if len(back) != len(df):
             raise DataError(f"{tmp}: wrote {len(df)} rows but {len(back)} read back; nothing replaced")
         for c in CONFIG_COLUMNS:
-            if c in df and not back[c].fillna("").astype(str).equals(df[c].fillna("").astype(str).reset_index(drop=True)):
+            text = df[c].fillna("").astype(str).reset_index(drop=True) if c in df else None
+            if text is not None and not back[c].fillna("").astype(str).equals(text):
                 raise DataError(f"{tmp}: column {c} does not read back as written; nothing replaced")
         digest = sha256_file(tmp)
         os.replace(tmp, path)

@@ -253,7 +253,8 @@ def _config_object(cell: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def _sha256(data: bytes) -> str:
+def sha256_bytes(data: bytes) -> str:
+    """sha256 hex digest of ``data`` (``benchsuite.data.sha256_file`` for a file)."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -270,7 +271,7 @@ def format_result(rows: Iterable[Mapping[str, Any]], provenance: Mapping[str, An
         flat = [_cell(config.get(name)) for name in names] if config else [""] * len(names)
         writer.writerow([_cell(row.get(c)) for c in COLUMNS] + flat)
     data = buf.getvalue()
-    record = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_sha256": _sha256(data.encode("utf-8")),
+    record = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "data_sha256": sha256_bytes(data.encode("utf-8")),
               "provenance": json.loads(to_json(provenance, sort_keys=True))}  # its keys sorted, as format 1's
     return ResultText(data, to_json(record, indent=1) + "\n")
 
@@ -358,7 +359,7 @@ def _parse_provenance_file(path: str | os.PathLike, data: bytes, record_text: st
         raise DataError(f"{path}: unreadable provenance file {side.name} (its provenance is a "
                         f"{type(prov).__name__}, not a JSON object)")
     mismatch = None
-    if record.get("data_sha256") != _sha256(data):
+    if record.get("data_sha256") != sha256_bytes(data):
         mismatch = (f"{path}: does not match its provenance file {side.name} (the CSV's sha256 is not the one "
                     "recorded: the CSV was changed or replaced after the run wrote it, or a later write was "
                     "interrupted); restore the two files together, or run the run again")
