@@ -16,9 +16,9 @@ written before) reads the same.
 The frame is xz-compressed (preset 6, extreme): 35-40 % smaller than gzip on these files (combo_binary
 5.70 -> 3.71 MB, nb201 5.38 -> 3.36 MB), read back in 1.3x gzip's CPU time (nb201: 0.91 against 0.68 s),
 at about 2 minutes of compression per collect of the largest protocols (``perf/bench_runs_format.py``);
-pandas reads it as it is (``pd.read_csv("runs.csv.xz")``), a configuration of 0/1 variables written as a bit
-string there ("~x01+28:0110...": first name, count, bits; :func:`encode_config`), which :func:`read_runs` turns
-back into its JSON text.
+pandas reads it as it is (``pd.read_csv("runs.csv.xz")``), a configuration of small integers written as a
+digit string there ("~x01+28:0110...": first name, count, digits; "~e00_0_1,e01_1_2,...:01...": names, digits;
+:func:`encode_config`), which :func:`read_runs` turns back into its JSON text.
 
 Collecting merges with what is committed: a committed run is kept unless ``replace`` is asked for,
 runs that are not jobs of the protocol as it stands (unknown labels, another seed) are refused, and
@@ -128,17 +128,21 @@ def read_runs(path: str | os.PathLike) -> pd.DataFrame:
         raise DataError(f"{p}: corrupt runs file ({exc}); restore it with `git checkout -- {p}`") from None
 
 
-# -- binary configurations as bit strings ---------------------------------------------------------------
-# A configuration of 0/1 variables named with one prefix and consecutive numbers (COMBO's Ising, contamination
-# and MaxSAT problems: {"x01":0,"x02":1,...}) is committed as "~x01+28:01..." (first name, count, the bits in
-# order): -17 % on combo_maxsat's frame (4.40 -> 3.65 MB), where the JSON's repeated names were a fifth of the
-# compressed size. Only a text that decodes back to itself exactly is written so; every other configuration stays
-# JSON, and read_runs decodes, so a frame reads back as it was collected (a configuration's JSON never starts
-# with "~"). A committed frame takes the form at its next collect: rewriting all of them at once would add their
-# whole size to the git history for a smaller saving (combo_binary, whose Ising edges are named e00_0_1, ...:
-# 5.59 -> 5.28 MB).
-_BITS_NAME = re.compile(r"^([A-Za-z_]*?)(\d+)$")
-_BITS_TEXT = re.compile(r"^~([A-Za-z_]*?)(\d+)\+(\d+):([01]+)$")
+# -- small-integer configurations as digit strings ---------------------------------------------------------
+# A configuration whose values are all integers 0..9 (COMBO's Ising, contamination, MaxSAT and pest-control
+# problems: {"x01":0,"x02":1,...}) is committed as a digit string. Names with one prefix and consecutive numbers
+# are counted, "~x01+28:01..." (first name, count, the digits in order); any other names made of letters, digits
+# and "_.-" are listed once, "~e00_0_1,e01_1_2,...:01..." (Ising's edges), which xz then stores as one long
+# repeat instead of a dozen short ones between the digits. combo_maxsat's frame: 4.40 -> 3.65 MB (-17 %); the
+# listed form takes combo_binary_independent's Ising half 11 % further (4.19 -> 3.72 MB). Only a text that
+# decodes back to itself exactly is written so; every other configuration stays JSON, and read_runs decodes, so
+# a frame reads back as it was collected (a configuration's JSON never starts with "~"). A committed frame takes
+# the form at its next collect (or with `benchsuite reproductions collect P --rewrite`): rewriting all of them
+# adds their whole size to the git history.
+_COUNTED_NAME = re.compile(r"^([A-Za-z_]*?)(\d+)$")
+_COUNTED_TEXT = re.compile(r"^~([A-Za-z_]*?)(\d+)\+(\d+):(\d+)$")
+_LISTED_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_LISTED_TEXT = re.compile(r"^~([A-Za-z0-9_.,-]+):(\d+)$")  # "+" is not a listed name's character: no overlap
 CONFIG_COLUMNS = ("config", "incumbent")
 
 
@@ -148,31 +152,41 @@ def _names(prefix: str, first: str, count: int) -> list[str]:
 
 
 def decode_config(text: Any) -> Any:
-    """A committed configuration's JSON text ("~x01+3:010" -> '{"x01":0,"x02":1,"x03":0}'); others unchanged."""
+    """A committed configuration's JSON text ("~x01+3:010" -> '{"x01":0,"x02":1,"x03":0}', "~a,b:12" ->
+    '{"a":1,"b":2}'); others unchanged."""
     if not isinstance(text, str) or not text.startswith("~"):
         return text
-    m = _BITS_TEXT.match(text)
-    if m is None or int(m.group(3)) != len(m.group(4)):
-        raise ValueError(f"unreadable bit-string configuration {text[:60]!r}")
-    names = _names(m.group(1), m.group(2), int(m.group(3)))
-    return "{" + ",".join(f'"{n}":{b}' for n, b in zip(names, m.group(4))) + "}"
+    m = _COUNTED_TEXT.match(text)
+    if m is not None and int(m.group(3)) == len(m.group(4)):
+        names, digits = _names(m.group(1), m.group(2), int(m.group(3))), m.group(4)
+    else:
+        m = _LISTED_TEXT.match(text)
+        names = m.group(1).split(",") if m is not None else []
+        digits = m.group(2) if m is not None else ""
+        if not names or len(names) != len(digits) or not all(names):
+            raise ValueError(f"unreadable digit-string configuration {text[:60]!r}")
+    return "{" + ",".join(f'"{n}":{b}' for n, b in zip(names, digits)) + "}"
 
 
 def encode_config(text: Any) -> Any:
-    """The committed form of a configuration's JSON text: a bit string where it decodes back exactly, else as is."""
+    """The committed form of a configuration's JSON text: a digit string where it decodes back exactly, else as is."""
     if not isinstance(text, str) or not text.startswith('{"'):
         return text
     try:
         d = json.loads(text)
     except ValueError:
         return text
-    if not isinstance(d, dict) or not d or not all(type(v) is int and v in (0, 1) for v in d.values()):
+    if not isinstance(d, dict) or not d or not all(type(v) is int and 0 <= v <= 9 for v in d.values()):
         return text
-    m = _BITS_NAME.match(next(iter(d)))
-    if m is None:
+    digits = "".join(str(v) for v in d.values())
+    m = _COUNTED_NAME.match(next(iter(d)))
+    counted = f"~{m.group(1)}{m.group(2)}+{len(d)}:{digits}" if m is not None else None
+    if counted is not None and decode_config(counted) == text:
+        return counted
+    if not all(_LISTED_NAME.match(n) for n in d):
         return text
-    out = f"~{m.group(1)}{m.group(2)}+{len(d)}:" + "".join(str(v) for v in d.values())
-    return out if decode_config(out) == text else text
+    listed = "~" + ",".join(d) + ":" + digits
+    return listed if decode_config(listed) == text else text
 
 
 def _map_column(values: Iterable[Any], f: Callable[[Any], Any]) -> list[Any]:
@@ -396,15 +410,22 @@ def _run_keys(df: pd.DataFrame) -> set[tuple[str, str, int]]:
     return {(str(b), str(o), int(r)) for b, o, r in keys.itertuples(index=False)}
 
 
-def _write_runs(df: pd.DataFrame, path: Path) -> str:
-    """Write the frame xz-compressed and atomically (byte-stable: xz has no timestamp), binary configurations
-    as bit strings (:func:`encode_config`); its sha256."""
+def _write_runs(df: pd.DataFrame, path: Path, whole: bool = False) -> str:
+    """Write the frame xz-compressed and atomically (byte-stable: xz has no timestamp), small-integer
+    configurations as digit strings (:func:`encode_config`); its sha256. ``whole``: every column must read
+    back identical (a frame read from a committed file), not only the configurations."""
     tmp = path.with_name(path.name + ".part")
     try:
         encode_configs(df).to_csv(tmp, index=False, compression=_XZ)
         back = read_runs(tmp)  # what was written reads back whole, or nothing is replaced
         if len(back) != len(df):
             raise DataError(f"{tmp}: wrote {len(df)} rows but {len(back)} read back; nothing replaced")
+        if whole:
+            try:
+                pd.testing.assert_frame_equal(back, df.reset_index(drop=True), check_exact=True)
+            except AssertionError as exc:
+                raise DataError(f"{tmp}: does not read back as the committed frame ({str(exc).splitlines()[0]}); "
+                                "nothing replaced") from None
         for c in CONFIG_COLUMNS:
             text = df[c].fillna("").astype(str).reset_index(drop=True) if c in df else None
             if text is not None and not back[c].fillna("").astype(str).equals(text):
@@ -516,6 +537,23 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
     write_provenance(d, summary)
     report.update(written=True, runs=len(merged_keys))
     return report
+
+
+def rewrite(root: str | os.PathLike, name: str) -> dict[str, Any]:
+    """Write a protocol's committed frame again in the current committed form (digit-string configurations),
+    its provenance's sha256 with it. Every column must read back identical, or nothing is replaced; no run is
+    added or dropped. A frame takes the form anyway at its next collect: this is for a complete protocol."""
+    d = protocol_dir(root, name)
+    old, prov = load_committed(root, name)
+    _check_pair(d, prov)
+    if old is None:
+        raise DataError(f"{d / RUNS_FILE}: no committed runs to rewrite")
+    before = (d / RUNS_FILE).stat().st_size
+    digest = _write_runs(old, d / RUNS_FILE, whole=True)
+    if digest != prov.get("runs_sha256"):
+        write_provenance(d, {**prov, "runs_sha256": digest})
+    return {"protocol": name, "runs": len(_run_keys(old)), "bytes_before": before,
+            "bytes_after": (d / RUNS_FILE).stat().st_size}
 
 
 def _rep(path: Path) -> int:

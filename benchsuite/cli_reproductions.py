@@ -2,6 +2,7 @@
 
     benchsuite reproductions                                  # scorecard.csv + SCORECARD.md from committed runs
     benchsuite reproductions collect PROTOCOL --results DIR   # add DIR's finished runs to reproductions/PROTOCOL/
+    benchsuite reproductions collect PROTOCOL --rewrite       # the committed frame again, in today's form
     benchsuite reproductions restore PROTOCOL --results DIR   # committed runs back as DIR's result files (resume)
     benchsuite reproductions --verify N [--protocol P]        # rerun N committed repetitions, compare them
 
@@ -51,6 +52,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="scorecard: also rewrite the counts between the scorecard markers of FILE (README.md)")
     r.add_argument("--replace", action="store_true",
                    help="collect: replace committed runs by the results folder's runs of the same repetitions")
+    r.add_argument("--rewrite", action="store_true",
+                   help="collect: write each named protocol's committed frame again in the current committed form "
+                        "(digit-string configurations) with no run added; every column must read back identical")
     r.add_argument("--verify", type=int, metavar="N",
                    help="rerun N randomly chosen committed repetitions and check every non-timing column")
     r.add_argument("--protocol", action="append", dest="verify_protocols", metavar="NAME",
@@ -87,6 +91,16 @@ def main(args: argparse.Namespace) -> int:
     if args.verify is not None:
         return _verify(args, root)
     protocols = _protocols(args)
+    if args.action == "collect" and args.rewrite:
+        if args.results or args.replace:
+            raise DataError("`collect --rewrite` rewrites what is committed: give it no --results or --replace")
+        if not args.protocol_names:
+            raise DataError("`benchsuite reproductions collect --rewrite` needs the protocol name(s)")
+        for name in protocols:
+            rep = R.rewrite(root, name)
+            print(f"{name}: {rep['runs']} committed run(s) rewritten, {rep['bytes_before'] / 1e6:.2f} -> "
+                  f"{rep['bytes_after'] / 1e6:.2f} MB")
+        return 0
     if args.action in ("collect", "restore"):
         if not args.results:
             raise DataError(f"`benchsuite reproductions {args.action}` needs --results DIR (the workflow's results)")

@@ -470,34 +470,43 @@ def test_measured_seconds_in_info_are_committed_rounded_and_nothing_else_changes
     assert R.round_for_commit(df, proto, live=True)["info"][0] == out["info"][0]
 
 
-# -- binary configurations committed as bit strings ------------------------------------------------
+# -- small-integer configurations committed as digit strings ---------------------------------------
 @pytest.mark.parametrize("text, committed", [
     ('{"x01":0,"x02":1,"x03":1}', "~x01+3:011"),
     ('{"x8":1,"x9":0,"x10":1}', "~x8+3:101"),                     # numbers that grow a digit, unpadded
-    ('{"b":0}', '{"b":0}'),                                       # no number to count on: stays JSON
-    ('{"x1":0,"x3":1}', '{"x1":0,"x3":1}'),                       # not consecutive
-    ('{"x01":0,"x02":2}', '{"x01":0,"x02":2}'),                   # not 0/1
+    ('{"x00":4,"x01":0,"x02":9}', "~x00+3:409"),                  # pest control's categories 0..4
+    ('{"b":0}', "~b:0"),                                          # no number to count on: listed
+    ('{"x1":0,"x3":1}', "~x1,x3:01"),                             # not consecutive: listed
+    ('{"e00_0_1":1,"e01_1_2":0}', "~e00_0_1,e01_1_2:10"),         # Ising's edges
+    ('{"x01":0,"x02":10}', '{"x01":0,"x02":10}'),                 # not one digit
+    ('{"x01":0,"x02":-1}', '{"x01":0,"x02":-1}'),
     ('{"x01":0,"x02":1.0}', '{"x01":0,"x02":1.0}'),               # a float 1.0 is not the int 1
     ('{"x01": 0, "x02": 1}', '{"x01": 0, "x02": 1}'),             # another spelling would not read back as written
     ('{"x01":true,"x02":false}', '{"x01":true,"x02":false}'),
+    ('{"a b":0,"c":1}', '{"a b":0,"c":1}'),                       # a name that cannot be listed
+    ('{"a,b":0}', '{"a,b":0}'),
+    ('{"a+1":0}', '{"a+1":0}'),
+    ('{"x\\u00e9":0}', '{"x\\u00e9":0}'),
     ('{"cell":"|nor_conv_3x3~0|"}', '{"cell":"|nor_conv_3x3~0|"}'),
 ])
-def test_binary_configurations_are_committed_as_bits_and_read_back_exactly(text: str, committed: str) -> None:
+def test_small_integer_configurations_are_committed_as_digits_and_read_back_exactly(text: str, committed: str) -> None:
     assert R.encode_config(text) == committed and R.decode_config(committed) == text
 
 
-def test_a_frame_with_bit_strings_reads_back_as_collected_and_a_damaged_one_is_one_line(tmp_path: Path) -> None:
-    cfg = ['{"x01":0,"x02":1}', '{"x01":1,"x02":1}', '{"a":0.5}']
+@pytest.mark.parametrize("damaged", ["~x01+3:01", "~e1_2,f,g:10", "~:10", "~e1_2,,f:101"])
+def test_a_frame_with_digit_strings_reads_back_as_collected_and_a_damaged_one_is_one_line(tmp_path: Path,
+                                                                                            damaged: str) -> None:
+    cfg = ['{"x01":0,"x02":1}', '{"e1_2":1,"f":0}', '{"a":0.5}']
     df = pd.DataFrame({"benchmark": "b", "optimizer": "o", "repetition": 0, "seed": 1, "trial": [0, 1, 2],
                        "config": cfg, "incumbent": [cfg[0], cfg[1], None], "incumbent_loss": [1.0, 0.5, 0.5]})
     path = tmp_path / R.RUNS_FILE
     R._write_runs(df, path)
     raw = pd.read_csv(path)  # as a reader without benchsuite sees it
-    assert raw["config"].tolist() == ["~x01+2:01", "~x01+2:11", '{"a":0.5}']
+    assert raw["config"].tolist() == ["~x01+2:01", "~e1_2,f:10", '{"a":0.5}']
     back = R.read_runs(path)
     assert back["config"].tolist() == cfg and back["incumbent"].iloc[:2].tolist() == cfg[:2]
     assert back["incumbent"].isna().iloc[2]
-    raw.loc[0, "config"] = "~x01+3:01"  # three names, two bits
+    raw.loc[0, "config"] = damaged  # names and digits that do not pair up
     with lzma.open(path, "wt") as fh:
         raw.to_csv(fh, index=False)
     with pytest.raises(DataError, match="corrupt runs file") as err:
@@ -523,3 +532,48 @@ def test_runs_record_the_blas_kernels_they_summed_with() -> None:
 
     arch = machine_info()["blas_architecture"]
     assert arch == blas_architecture() and (arch is None or isinstance(arch, str) and arch)
+
+
+def test_rewrite_puts_a_committed_frame_in_the_committed_form_and_keeps_every_value(committed: Path) -> None:
+    """`collect --rewrite`: a frame committed before the digit strings (JSON configurations) is written again with
+    them; every column reads back identical and provenance.json names the new file's sha256."""
+    from benchsuite.data import sha256_file
+
+    d = committed / "mini"
+    df = R.read_runs(d / R.RUNS_FILE)
+    df["config"] = [json.dumps({"e0_1": i % 2, "e1_2": i % 5}, separators=(",", ":")) for i in range(len(df))]
+    df["incumbent"] = df["config"]
+    with lzma.open(d / R.RUNS_FILE, "wt") as fh:  # the old form: JSON text
+        df.to_csv(fh, index=False)
+    prov = R.read_provenance(d / "provenance.json")
+    R.write_provenance(d, {**prov, "runs_sha256": sha256_file(d / R.RUNS_FILE)})
+    rep = R.rewrite(committed, "mini")
+    assert rep["runs"] == 9 and rep["bytes_after"] < rep["bytes_before"]
+    assert pd.read_csv(d / R.RUNS_FILE)["config"].iloc[1] == "~e0_1,e1_2:11"
+    pd.testing.assert_frame_equal(R.read_runs(d / R.RUNS_FILE), df, check_exact=True)
+    after = R.read_provenance(d / "provenance.json")
+    assert after["runs_sha256"] == sha256_file(d / R.RUNS_FILE) and R.run_provenances(after) == R.run_provenances(prov)
+    again = R.rewrite(committed, "mini")  # already in the form: the same bytes
+    assert again["bytes_after"] == rep["bytes_after"]
+    assert R.read_provenance(d / "provenance.json")["runs_sha256"] == after["runs_sha256"]
+    with pytest.raises(DataError, match="no committed runs"):
+        R.rewrite(committed, "nothing_here")
+
+
+def test_rewrite_of_a_pair_out_of_step_is_refused_and_changes_nothing(committed: Path) -> None:
+    runs = committed / "mini" / R.RUNS_FILE
+    df = R.read_runs(runs)
+    with lzma.open(runs, "wt") as fh:
+        df.iloc[: len(df) // 2].to_csv(fh, index=False)
+    before = runs.read_bytes()
+    with pytest.raises(DataError, match="out of step"):
+        R.rewrite(committed, "mini")
+    assert runs.read_bytes() == before
+
+
+def test_rewrite_from_the_command_line(committed: Path, capsys) -> None:
+    base = ["reproductions", "collect", "mini", "--dir", str(committed), "--protocols", str(DATA / "protocols")]
+    assert main([*base, "--rewrite"]) == 0
+    assert "mini: 9 committed run(s) rewritten" in capsys.readouterr().out
+    assert main([*base, "--rewrite", "--results", str(committed)]) == 2  # rewriting adds nothing: one line says so
+    assert "no --results" in capsys.readouterr().err
