@@ -133,8 +133,9 @@ def read_runs(path: str | os.PathLike) -> pd.DataFrame:
 # problems: {"x01":0,"x02":1,...}) is committed as a digit string. Names with one prefix and consecutive numbers
 # are counted, "~x01+28:01..." (first name, count, the digits in order); any other names made of letters, digits
 # and "_.-" are listed once, "~e00_0_1,e01_1_2,...:01..." (Ising's edges), which xz then stores as one long
-# repeat instead of a dozen short ones between the digits. combo_maxsat's frame: 4.40 -> 3.65 MB (-17 %); the
-# listed form takes combo_binary_independent's Ising half 11 % further (4.19 -> 3.72 MB). Only a text that
+# repeat instead of a dozen short ones between the digits. combo_maxsat's frame: 4.40 -> 3.65 MB (-17 %, counted);
+# combo_binary 5.59 -> 5.10 MB (-9 %, both forms), combo_binary_independent, whose contamination half was
+# counted already, 4.19 -> 4.04 MB (-4 %, xz had matched much of the repeated names). Only a text that
 # decodes back to itself exactly is written so; every other configuration stays JSON, and read_runs decodes, so
 # a frame reads back as it was collected (a configuration's JSON never starts with "~"). A committed frame takes
 # the form at its next collect (or with `benchsuite reproductions collect P --rewrite`): rewriting all of them
