@@ -1,10 +1,11 @@
-"""Size and read/write time of a committed runs frame as gzip and as xz (issue 25: keep reproductions/ small).
+"""Size and read/write time of a committed runs frame as gzip, as xz and as xz with digit-string configurations.
 
     OMP_NUM_THREADS=1 .venv/bin/python perf/bench_runs_format.py [--protocol combo_binary] [--repeats 3]
 
-Reads ``reproductions/<protocol>/runs.csv.xz``, writes the same frame as gzip (pandas' default level,
-what was committed before) and as xz (preset 6, extreme: what ``collect`` writes now) into a temporary
-folder, and reports each file's size, the CPU seconds of writing it once and the median CPU seconds of
+Issue 25: keep reproductions/ small. Reads ``reproductions/<protocol>/runs.csv.xz``, writes the same frame
+as gzip (pandas' default level, what was committed first), as xz (preset 6, extreme) with JSON
+configurations, and as xz with small-integer configurations as digit strings (what ``collect`` writes now,
+:func:`encode_config`) into a temporary folder, and reports each file's size, the CPU seconds of writing it once and the median CPU seconds of
 reading it back with :func:`read_runs` (the scorecard's and --verify's reader). Ratios measured in one
 run are the figures to compare; the load average is printed at the end.
 """
@@ -41,9 +42,12 @@ def main() -> None:
     print("| format | MB | write CPU s | read CPU s (median) |")
     print("|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, comp in (("gzip (pandas default)", {"method": "gzip", "mtime": 0}), ("xz preset 6e", R._XZ)):
-            path = Path(tmp) / ("runs.csv.gz" if comp["method"] == "gzip" else "runs.csv.xz")
-            w = cpu(lambda: df.to_csv(path, index=False, compression=comp))  # noqa: B023
+        formats = (("gzip (pandas default), JSON", {"method": "gzip", "mtime": 0}, False),
+                   ("xz preset 6e, JSON", R._XZ, False), ("xz preset 6e, digit strings", R._XZ, True))
+        for i, (name, comp, digits) in enumerate(formats):
+            path = Path(tmp) / f"runs{i}.{'csv.gz' if comp['method'] == 'gzip' else 'csv.xz'}"
+            out = R.encode_configs(df) if digits else df
+            w = cpu(lambda: out.to_csv(path, index=False, compression=comp))  # noqa: B023
             r = statistics.median(cpu(lambda: R.read_runs(path)) for _ in range(args.repeats))  # noqa: B023
             print(f"| {name} | {path.stat().st_size / 1e6:.2f} | {w:.1f} | {r:.2f} |")
 

@@ -16,8 +16,11 @@ this script calls as a worker (``--worker``); the worker sends each configuratio
 as a JSON line (category index or integer level per variable), and benchsuite's objective answers
 with the loss. Their initial points come from their seeded designs (``suggested_init``); here each
 run's initial points are drawn uniformly at random with the run's seed (statistically the same
-design, not the same points). Pest control is not covered: its evaluations are noisy, and the worker
-does not seed them as our runner does.
+design, not the same points). Pest control's evaluations are noisy: run r takes the problem instance and
+the seed of the protocol's job (combo_ordinal_categorical, pest_control, smac, repetition r), and each
+evaluation is seeded as our runner seeds it (``evaluation_seed(job seed, trial index)``), so the noise a
+configuration meets is drawn as in our committed runs; the result is the best noisy value (the table's
+quantity) and the expected cost of that incumbent (``evaluate_codes``).
 
 The reference venv (Python 3.11): ``uv venv /tmp/smac0 && uv pip install --python /tmp/smac0/bin/python
 swig "setuptools<70"`` then, with that venv's bin on PATH (pyrfr builds with swig),
@@ -30,6 +33,8 @@ the initial configurations being given.
     python studies/smac0_crosscheck.py --ref-python /tmp/smac0/bin/python --benchmark branin_discrete \
         --evals 100 --n-init 2 --runs 25
     python studies/smac0_crosscheck.py --ref-python /tmp/smac0/bin/python --benchmark maxsat28 --runs 10
+    python studies/smac0_crosscheck.py --ref-python /tmp/smac0/bin/python --benchmark pest_control \
+        --evals 320 --n-init 20 --runs 25
 
 Results (2026-11-27, load ~8, SMAC3 0.12.3, ``studies/results/smac0_<benchmark>_ac.json``):
 
@@ -115,7 +120,28 @@ def space_spec(bench) -> list[dict]:
             for v in bench.space]
 
 
-def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: str) -> dict:
+PEST_PROTOCOL = ("combo_ordinal_categorical", "pest_control", "smac")  # the committed row this cross-checks
+
+
+def pest_job(repetition: int):
+    """The protocol's job whose instance and evaluation seeds a pest-control run of the cross-check takes."""
+    from benchsuite.paths import PROTOCOLS_DIR
+    from benchsuite.protocol import load_protocol
+
+    proto, bench, opt = PEST_PROTOCOL
+    jobs = [j for j in load_protocol(Path(PROTOCOLS_DIR) / f"{proto}.yaml").jobs()
+            if (j.benchmark.label, j.optimizer.label, j.repetition) == (bench, opt, repetition)]
+    if not jobs:
+        raise SystemExit(f"protocol {proto} has no job ({bench}, {opt}, repetition {repetition})")
+    return jobs[0]
+
+
+def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: str,
+            noise_seed: int | None = None) -> dict:
+    """One SMAC run on ``bench``; a noisy benchmark's evaluations are seeded from ``noise_seed`` as our runner
+    seeds them (trial index 0, 1, ...)."""
+    from benchsuite.seeding import evaluation_seed
+
     spec = space_spec(bench)
     cmd = [ref_python, str(HERE), "--worker", "--spec", json.dumps(spec), "--evals", str(evals),
            "--n-init", str(n_init), "--seed", str(seed), "--facade", facade]
@@ -124,6 +150,7 @@ def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: 
     log = tempfile.TemporaryFile("w+")  # SMAC's log: shown when the worker fails
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)
     trace: list[float] = []
+    configs: list[list[int]] = []
     done: dict = {}
     t0 = time.process_time()
     try:
@@ -133,7 +160,9 @@ def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: 
                 done = msg
                 break
             config = {v.name: v.from_code(int(c)) for v, c in zip(bench.space, msg["x"])}
-            loss = float(bench.evaluate(config).loss)
+            trial_seed = 0 if noise_seed is None else evaluation_seed(noise_seed, len(trace))
+            loss = float(bench.evaluate(config, seed=trial_seed).loss)
+            configs.append(msg["x"])
             trace.append(loss)
             proc.stdin.write(json.dumps({"loss": loss}) + "\n")
             proc.stdin.flush()
@@ -145,7 +174,11 @@ def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: 
         proc.stdin.close()
         proc.wait()
     best = [min(trace[: i + 1]) for i in range(len(trace))]
-    return {"seed": seed, "evaluations": len(trace), "best": best[-1], "best_at": {k: best[k - 1] for k in
+    extra = {}
+    if noise_seed is not None:  # the incumbent's expected cost (many simulations), beside its noisy value
+        inc = configs[min(range(len(trace)), key=trace.__getitem__)]
+        extra = {"noise_seed": noise_seed, "incumbent_expected": float(bench.evaluate_codes([inc])[0])}
+    return {**extra, "seed": seed, "evaluations": len(trace), "best": best[-1], "best_at": {k: best[k - 1] for k in
                                                                                     (20, 50, 100, 200, 270) if k <= len(best)},
             "best_runhistory": done.get("best_runhistory"), "parent_cpu_s": round(time.process_time() - t0, 2)}
 
@@ -153,8 +186,9 @@ def one_run(ref_python: str, bench, evals: int, n_init: int, seed: int, facade: 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ref-python", help="python of the SMAC3 0.x venv (see the docstring)")
-    ap.add_argument("--benchmark", default="maxsat28", choices=["maxsat28", "maxsat43", "maxsat60", "branin_discrete"],
-                    help="a deterministic all-discrete benchmark of COMBO's tables")
+    ap.add_argument("--benchmark", default="maxsat28", choices=["maxsat28", "maxsat43", "maxsat60", "branin_discrete", "pest_control"],
+                    help="an all-discrete benchmark of COMBO's tables (pest_control: the protocol's instances and "
+                         "evaluation seeds)")
     ap.add_argument("--runs", type=int, default=10, help="runs (the authors' script: 10 on MaxSAT)")
     ap.add_argument("--evals", type=int, default=270)
     ap.add_argument("--n-init", type=int, default=20)
@@ -172,27 +206,42 @@ def main() -> None:
         ap.error("--ref-python is required: the python of a venv with SMAC3 0.x (see the docstring)")
     from benchsuite.registry import make_benchmark
 
-    bench = make_benchmark(a.benchmark)
-    runs = []
+    bench = None if a.benchmark == "pest_control" else make_benchmark(a.benchmark)
+    runs: list[dict] = []
+    version = _ref_version(a.ref_python)
     t0 = time.time()
     for seed in range(a.runs):
-        runs.append(one_run(a.ref_python, bench, a.evals, a.n_init, seed, a.facade))
+        if a.benchmark == "pest_control":
+            job = pest_job(seed)
+            noisy = make_benchmark(job.benchmark.name, job.benchmark.settings_for(seed))
+            runs.append(one_run(a.ref_python, noisy, a.evals, a.n_init, seed, a.facade, noise_seed=job.seed))
+        else:
+            runs.append(one_run(a.ref_python, bench, a.evals, a.n_init, seed, a.facade))
         r = runs[-1]
         print(f"run {seed}: best {r['best']:.4f} after {r['evaluations']} evaluations "
               f"({time.time() - t0:.0f} s so far, load {os.getloadavg()[0]:.1f})", flush=True)
+        path, out = _write(a, runs, version, t0)  # after every run: a long cross-check keeps what it finished
+    print(f"{a.benchmark}, SMAC3 {version} ({a.facade} facade), {len(runs)} runs: "
+          f"{out['mean']:.4f} +- {out['se']:.4f} (standard error); wrote {path}")
+
+
+def _write(a: argparse.Namespace, runs: list[dict], version: str, t0: float) -> tuple[Path, dict]:
+    """The result file (atomically) with the runs so far; its path and content."""
     vals = [r["best"] for r in runs]
     mean = sum(vals) / len(vals)
     se = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1) / len(vals)) if len(vals) > 1 else float("nan")
-    out = {"benchmark": a.benchmark, "facade": a.facade, "smac_version": _ref_version(a.ref_python),
+    out = {"benchmark": a.benchmark, "facade": a.facade, "smac_version": version,
            "evaluations": a.evals, "n_init": a.n_init, "runs": runs, "mean": mean, "se": se,
            "wall_s": round(time.time() - t0, 1), "date": time.strftime("%Y-%m-%d")}
+    if "incumbent_expected" in runs[0]:
+        exp = [r["incumbent_expected"] for r in runs]
+        out["incumbent_expected_mean"] = sum(exp) / len(exp)
     path = a.out or HERE.parent / "results" / f"smac0_{a.benchmark}_{a.facade}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.part")
     tmp.write_text(json.dumps(out, indent=1) + "\n")
     tmp.replace(path)
-    print(f"{a.benchmark}, SMAC3 {out['smac_version']} ({a.facade} facade), {len(vals)} runs: "
-          f"{mean:.4f} +- {se:.4f} (standard error); wrote {path}")
+    return path, out
 
 
 def _ref_version(ref_python: str) -> str:
