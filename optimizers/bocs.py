@@ -57,10 +57,28 @@ class InteractionFeatures:
         return (codes[:, self.owner] == self.level).astype(np.float64)
 
     def __call__(self, codes: np.ndarray) -> np.ndarray:
-        """Feature matrix ``(n, n_features)`` of integer codes ``(n, d)``."""
-        z = self.indicators(codes)
-        cols = [z[:, t].prod(axis=2) if t.shape[1] > 1 else z[:, t[:, 0]] for t in self.terms]
-        return np.concatenate(cols, axis=1)
+        """Feature matrix ``(n, n_features)`` of integer codes ``(n, d)``, Fortran-ordered.
+
+        A product of 0/1 indicators is their logical and, so each order's block is built from boolean
+        rows (one per feature, over the configurations) and written once into the float matrix: the
+        same bytes as multiplying the float indicators (exactly 0 or 1 either way), and the same
+        Fortran layout the product build gave, which decides how BLAS sums ``X @ beta`` (a C-ordered
+        matrix changes the last bits, and with them the run; both tested). For third-order features on
+        60 binary variables it is 3.3x faster for the annealer's 5 rows and 3.9x for 200 rows
+        (perf/bench_bocs_features.py); the annealer calls it at every step, which made it 77 % of a
+        BOCS-SA3 run on wMaxSAT60.
+        """
+        codes = np.atleast_2d(codes)
+        z = np.ascontiguousarray((codes[:, self.owner] == self.level).T)  # (m, n)
+        out = np.empty((self.n_features, z.shape[1]))
+        j = 0
+        for t in self.terms:
+            block = z[t[:, 0]]  # a copy (fancy indexing), and-ed in place
+            for k in range(1, t.shape[1]):
+                block &= z[t[:, k]]
+            out[j:j + len(t)] = block
+            j += len(t)
+        return out.T
 
 
 class BOCS(Optimizer):

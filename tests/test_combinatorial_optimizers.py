@@ -342,3 +342,17 @@ def test_a_smac_run_leaves_the_root_logger_as_it_was() -> None:
         optimizer_settings={"n_init": 4})
     assert (root.level, list(root.handlers)) == before
     assert logging.getLogger("benchsuite.datasets").getEffectiveLevel() <= logging.WARNING
+
+
+@pytest.mark.parametrize("levels, order", [([2] * 9, 2), ([2] * 9, 3), ([2, 5, 3, 2, 4], 3), ([5] * 4, 2)])
+def test_interaction_features_are_the_products_of_the_indicators(levels: list[int], order: int) -> None:
+    """The boolean build gives, byte for byte, the product of the float indicators (the model's X and the
+    annealer's surrogate are unchanged by it)."""
+    feats = InteractionFeatures(np.array(levels), order)
+    codes = np.random.default_rng(0).integers(0, np.array(levels), (37, len(levels)))
+    z = feats.indicators(codes)
+    ref = np.concatenate([z[:, t].prod(axis=2) for t in feats.terms], axis=1)
+    got = feats(codes)
+    assert got.dtype == np.float64 and got.shape == (37, feats.n_features) and got.tobytes() == ref.tobytes()
+    assert got.flags.f_contiguous and ref.flags.f_contiguous  # the layout BLAS sums X @ beta by
+    assert feats(codes[3]).tobytes() == ref[3:4].tobytes()  # one configuration, as the annealer's neighbours
