@@ -5,9 +5,11 @@
 Issue 25: keep reproductions/ small. Reads ``reproductions/<protocol>/runs.csv.xz``, writes the same frame
 as gzip (pandas' default level, what was committed first), as xz (preset 6, extreme) with JSON
 configurations, and as xz with small-integer configurations as digit strings (what ``collect`` writes now,
-:func:`encode_config`) into a temporary folder, and reports each file's size, the CPU seconds of writing it once and the median CPU seconds of
-reading it back with :func:`read_runs` (the scorecard's and --verify's reader). Ratios measured in one
-run are the figures to compare; the load average is printed at the end.
+:func:`encode_config`) into a temporary folder, and reports each file's size, the CPU seconds of writing it
+once and the median CPU seconds of reading it back with :func:`read_runs` (the scorecard's and --verify's
+reader). Ratios measured in one run are the figures to compare; the load average is printed at the end.
+Measured on combo_maxsat (2026-11-27, load 5.5-7): gzip 7.92 MB, xz 4.63 MB, xz with digit strings 3.85 MB;
+writing 10.2 / 112.8 / 52.7 CPU s, reading 1.15 / 1.38 / 2.45 CPU s.
 """
 from __future__ import annotations
 
