@@ -51,10 +51,13 @@ class InteractionFeatures:
                 self.terms.append(np.array(combos, dtype=np.int64))
         self.n_features = sum(len(t) for t in self.terms)
 
+    def _mask(self, codes: np.ndarray) -> np.ndarray:
+        """Boolean indicator matrix ``(n, m)`` of integer codes ``(n, d)``."""
+        return np.atleast_2d(codes)[:, self.owner] == self.level
+
     def indicators(self, codes: np.ndarray) -> np.ndarray:
         """0/1 indicator matrix ``(n, m)`` of integer codes ``(n, d)``."""
-        codes = np.atleast_2d(codes)
-        return (codes[:, self.owner] == self.level).astype(np.float64)
+        return self._mask(codes).astype(np.float64)
 
     def __call__(self, codes: np.ndarray) -> np.ndarray:
         """Feature matrix ``(n, n_features)`` of integer codes ``(n, d)``, Fortran-ordered.
@@ -68,8 +71,7 @@ class InteractionFeatures:
         (perf/bench_bocs_features.py); the annealer calls it at every step, which made it 77 % of a
         BOCS-SA3 run on wMaxSAT60.
         """
-        codes = np.atleast_2d(codes)
-        z = np.ascontiguousarray((codes[:, self.owner] == self.level).T)  # (m, n)
+        z = np.ascontiguousarray(self._mask(codes).T)  # (m, n)
         out = np.empty((self.n_features, z.shape[1]))
         j = 0
         for t in self.terms:
