@@ -116,7 +116,10 @@ def cell_verdict(cell: Any, mean: float, se: float, n: int) -> tuple[str, str]:
     else:
         good = diff > 0 if cell.higher_is_better else diff < 0
         base = "better" if good else "worse"
-        z = f"{abs(diff) / comb:.1f} combined SE" if comb > 0 else "no error bar on either side"
+        # a z-score against error bars below the printed precision (runs that all end at one optimum, up to
+        # float summation order) says nothing; name that instead of printing a number like 4.6e9
+        z = (f"{abs(diff) / comb:.1f} combined SE" if comb >= half
+             else "error bars below the printed precision" if comb > 0 else "no error bar on either side")
         far = f"{diff:+.{d}f} ({z})"
     if cell.runs and n < cell.runs:
         return "partial", f"{n} of {cell.runs} runs; so far {base}: {far}"

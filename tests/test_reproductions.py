@@ -129,6 +129,11 @@ def test_cell_verdicts() -> None:
     # a printed 0.398 +- 0.00 is rounded: 0.3979 matches, 0.3990 does not
     assert S.cell_verdict(_cell(0.398, 0.0), 0.3979, 0.0, 10)[0] == "match"
     assert S.cell_verdict(_cell(0.398, 0.0), 0.3990, 0.0, 10)[0] == "worse"
+    # runs that all end at one optimum (spread only from float summation order) against a printed +- 0.0000:
+    # no z-score against an error bar of 1e-14, the verdict says the bars are below the printed precision
+    verdict, far = S.cell_verdict(_cell(-195.6527, 0.0), -195.65275362, 1e-14, 25)
+    assert verdict == "better" and "below the printed precision" in far and "combined SE" not in far
+    assert "no error bar" in S.cell_verdict(_cell(-195.6527, 0.0), -195.65275362, 0.0, 25)[1]
 
 
 def test_decimals_of_printed_numbers() -> None:
