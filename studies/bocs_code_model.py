@@ -41,8 +41,12 @@ objectives, and prints the best value and the mean loss of the points proposed i
 ``code``
     all of them: the BOCS code's model, and its annealing where the acquisition is SA.
 
-    .venv/bin/python studies/bocs_code_model.py --benchmark maxsat60 --order 3 --evals 60 --runs 3
-    .venv/bin/python studies/bocs_code_model.py --benchmark maxsat28 --acquisition sdp --evals 270 --runs 10
+    .venv/bin/python studies/bocs_code_model.py --benchmark maxsat60 --order 3 --evals 80 --runs 2 \
+        --variants ours,zero,uncentred,sa
+    .venv/bin/python studies/bocs_code_model.py --benchmark maxsat28 --acquisition sdp --evals 270 --runs 10 \
+        --window 50 --variants ours,uncentred
+    .venv/bin/python studies/bocs_code_model.py --benchmark maxsat28 --acquisition sdp --evals 270 --runs 3 \
+        --window 50 --variants code
 
 Seeds are new runs' (1000 + i), not the protocol's.
 
@@ -51,14 +55,14 @@ random points average -48.7 on wMaxSAT60):
 
 - **wMaxSAT60, BOCS-SA3 (order 3, 80 evaluations):** ours +24.7 and +20.8; zero columns +33.2 and +29.3;
   uncentred +28.9 and +27.2; the code's annealing +20.7 and +31.3. No detail alone stops the model's points
-  from being worse than random ones, so none of them explains our one committed run's -118.67 against the
-  paper's -152.07 +- 8.52. The mechanism, measured on that run (combo_maxsat, maxsat60, bocs_sa3, rep 0): its
-  points in evaluations 20-60 set 40.8 of the 60 bits on average (random points 30, BOCS-SA at order 2 28.4;
-  the optimum sets none), and dense assignments break the binary clauses. Our reading, not measured apart:
-  a Thompson sample of 36,050 coefficients fitted to 20-60 points varies most where the most features are
-  active, so its minimum lies at dense assignments. All
-  four details together (``code``) were not run here: the fresh 1,000-sweep chain at p = 36,050 costs about
-  100 CPU s per ask at 80 points.
+  from being worse than random ones, so none of them explains our committed runs' -117.81 +- 1.45 (3 of 25)
+  against the paper's -152.07 +- 8.52. The mechanism, measured on our first committed run (combo_maxsat,
+  maxsat60, bocs_sa3, rep 0): its points in evaluations 20-60 set 40.8 of the 60 bits on average (random
+  points 30, BOCS-SA at order 2 28.4; the optimum sets none), and dense assignments break the binary
+  clauses. Our reading, not measured apart: a Thompson sample of 36,050 coefficients fitted to 20-60 points
+  varies most where the most features are active, so its minimum lies at dense assignments. All four details
+  together (``code``) were not run here: the fresh 1,000-sweep chain at p = 36,050 costs about 100 CPU s per
+  ask at 80 points.
 - **wMaxSAT28, BOCS-SDP (order 2, 270 evaluations; best value found):** ours -37.34 +- 0.47 (10 runs),
   uncentred -37.16 +- 0.74 (10 runs), the code's whole model (zero columns, uncentred, a fresh 1,000-sweep
   chain per fit; the SDP acquisition is already the code's) -34.94 +- 1.45 (3 runs: -34.83, -37.51, -32.49,
