@@ -77,6 +77,7 @@ Files: ``studies/results/bocs_code_maxsat60_order3_{a,b}.json``, ``bocs_code_max
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -90,7 +91,6 @@ from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
 
 VARIANTS = {"ours": {}, "zero": {"zero": True}, "uncentred": {"uncentred": True}, "fresh": {"fresh": 1000},
             "sa": {"sa_code": True}, "code": {"zero": True, "uncentred": True, "fresh": 1000, "sa_code": True}}
-SA_STEPS = 270  # the code's annealing steps: the run's evaluation budget (--sa-steps)
 
 
 class CodeRegression(HorseshoeRegression):
@@ -129,10 +129,11 @@ class CodeRegression(HorseshoeRegression):
 
 
 def code_anneal(f, x0: np.ndarray, n_levels: np.ndarray, unordered: np.ndarray, rng: np.random.Generator,
-                n_steps: int = 500) -> tuple[np.ndarray, np.ndarray]:
+                n_steps: int = 500, *, code_steps: int = 270) -> tuple[np.ndarray, np.ndarray]:
     """The BOCS code's annealing (detail 4), its reruns as parallel chains: starts uniformly at random
-    (``x0`` only gives their number), ``SA_STEPS`` single-variable moves at ``T = 0.8^t``, the best state
-    each chain met. Binary spaces: a move flips one uniformly chosen bit, as the code's."""
+    (``x0`` only gives their number), ``code_steps`` single-variable moves at ``T = 0.8^t`` (the code's run
+    budget; ``n_steps``, our annealer's setting, is not used), the best state each chain met. Binary spaces:
+    a move flips one uniformly chosen bit, as the code's."""
     from benchsuite.optimizers.acquisition.annealing import random_moves
 
     n = len(x0)
@@ -140,7 +141,7 @@ def code_anneal(f, x0: np.ndarray, n_levels: np.ndarray, unordered: np.ndarray, 
     fx = f(x)
     best, fbest = x.copy(), fx.copy()
     t = 1.0
-    for _ in range(SA_STEPS):
+    for _ in range(code_steps):
         t *= 0.8
         y = random_moves(x, n_levels, unordered, rng)
         fy = f(y)
@@ -152,7 +153,7 @@ def code_anneal(f, x0: np.ndarray, n_levels: np.ndarray, unordered: np.ndarray, 
     return best, fbest
 
 
-def optimizer_class(variant: str) -> type[BOCS]:
+def optimizer_class(variant: str, sa_steps: int = 270) -> type[BOCS]:
     options = dict(VARIANTS[variant])
     sa_code = options.pop("sa_code", False)
     if not options and not sa_code:
@@ -172,7 +173,7 @@ def optimizer_class(variant: str) -> type[BOCS]:
             if not sa_code:
                 return super()._model_ask(pending)
             ours = bocs_module.anneal_batch
-            bocs_module.anneal_batch = code_anneal
+            bocs_module.anneal_batch = functools.partial(code_anneal, code_steps=sa_steps)
             try:
                 return super()._model_ask(pending)
             finally:
@@ -204,15 +205,13 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write the runs here (after every run)")
     args = ap.parse_args()
     os.environ.setdefault("BENCHSUITE_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    global SA_STEPS
-    SA_STEPS = args.sa_steps
     settings = {"n_init": 20, "order": args.order, "acquisition": args.acquisition}
     result: dict = {"benchmark": args.benchmark, "settings": settings, "evals": args.evals, "runs": {}}
     for variant in args.variants.split(","):
         rows = result["runs"].setdefault(variant, [])
         for i in range(args.runs):
             t0, c0 = time.time(), time.process_time()
-            df = run(args.benchmark, optimizer_class(variant), seed=1000 + i, budget_evals=args.evals,
+            df = run(args.benchmark, optimizer_class(variant, args.sa_steps), seed=1000 + i, budget_evals=args.evals,
                      optimizer_settings=settings)
             losses = df.sort_values("trial")["loss"].to_numpy(float)
             rows.append({"seed": 1000 + i, "best": float(losses.min()),
