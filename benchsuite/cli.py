@@ -661,7 +661,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(["workflow", *ours])
             args.snakemake_args = snakemake_args
         else:
-            args = parser.parse_args(argv)
+            args, extra = parser.parse_known_args(argv)
+            if extra and getattr(args, "protocol_names", None) is not None and not any(
+                    a.startswith("-") for a in extra):
+                # `reproductions collect --rewrite NAME`: argparse ends an optional positional list at the first
+                # option and leaves the names after it over; they are the protocol names all the same
+                args.protocol_names = [*args.protocol_names, *extra]
+            elif extra:
+                args = parser.parse_args(argv)  # argparse's own one-line error for what it does not know
         return _dispatch(parser, args)
     except BenchsuiteError as exc:
         _say(exc)

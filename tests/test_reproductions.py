@@ -565,6 +565,18 @@ def test_rewrite_puts_a_committed_frame_in_the_committed_form_and_keeps_every_va
         R.rewrite(committed, "nothing_here")
 
 
+def test_protocol_names_after_an_option_are_protocol_names(committed: Path, capsys: pytest.CaptureFixture) -> None:
+    """`benchsuite reproductions collect --rewrite NAME` reads NAME as the protocol (argparse alone calls it an
+    unrecognized argument); an unknown option after the names is still argparse's error."""
+    protocols = str(DATA / "protocols")
+    code = main(["reproductions", "collect", "--rewrite", "--dir", str(committed), "--protocols", protocols, "mini"])
+    assert code == 0 and "mini: 9 committed run(s) rewritten" in capsys.readouterr().out
+    code = main(["reproductions", "collect", "--rewrite", "--protocols", protocols, "no_such_protocol"])
+    assert code != 0 and "no protocol file" in capsys.readouterr().err
+    code = main(["reproductions", "collect", "mini", "--no-such-option"])
+    assert code != 0 and "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
 def test_rewrite_of_a_pair_out_of_step_is_refused_and_changes_nothing(committed: Path) -> None:
     runs = committed / "mini" / R.RUNS_FILE
     df = R.read_runs(runs)
