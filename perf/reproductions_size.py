@@ -1,0 +1,74 @@
+"""How much of the repository the committed runs take: in the checkout and in git's history.
+
+    .venv/bin/python perf/reproductions_size.py [--repo .]
+
+Issue 25 keeps ``reproductions/`` under 30 MB in the checkout. Every ``collect`` writes a protocol's whole
+``runs.csv.xz`` again, and git cannot store an xz file as a small change to its last version, so each collect
+adds the protocol's whole frame to the history. This script prints, per protocol folder, the bytes in the
+checkout, the number of versions of its files in the history and the bytes git stores for all of them
+(``git cat-file``'s on-disk size of every blob ever committed under the folder: frames, provenance, figures),
+and the totals. It reads git's object list once (0.2 s wall on this repository).
+
+Measured 2026-11-27 (HEAD acf6e4c): checkout 29.35 MB, history 271.6 MB. combo_maxsat: 4.46 MB in the checkout,
+73.5 MB in the history (its runs.csv.xz collected 14 times).
+"""
+from __future__ import annotations
+
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
+
+import argparse
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+
+def checkout_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` as they are checked out."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def history_bytes(repo: Path, top: str = "reproductions") -> tuple[dict[str, int], dict[str, int]]:
+    """Per folder under ``top``: git's on-disk bytes of every blob ever committed there, and how many blobs."""
+    objects = subprocess.run(["git", "-C", str(repo), "rev-list", "--objects", "--all"], check=True,
+                             capture_output=True, text=True).stdout
+    wanted = "".join(line + "\n" for line in objects.splitlines() if f" {top}/" in line)
+    sizes = subprocess.run(["git", "-C", str(repo), "cat-file",
+                            "--batch-check=%(objecttype) %(objectsize:disk) %(rest)"],
+                           input=wanted, check=True, capture_output=True, text=True).stdout
+    total: dict[str, int] = defaultdict(int)
+    count: dict[str, int] = defaultdict(int)
+    for line in sizes.splitlines():
+        kind, size, path = line.split(" ", 2)
+        if kind != "blob" or not path.startswith(f"{top}/"):
+            continue
+        parts = path.split("/")
+        key = parts[1] if len(parts) > 2 else "(top-level files)"
+        total[key] += int(size)
+        count[key] += 1
+    return dict(total), dict(count)
+
+
+def main() -> None:
+    """Command line."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[1])
+    args = ap.parse_args()
+    root = args.repo / "reproductions"
+    hist, versions = history_bytes(args.repo)
+    rows = []
+    for name in sorted(set(hist) | {p.name for p in root.iterdir() if p.is_dir()}):
+        here = checkout_bytes(root / name) if (root / name).is_dir() else 0
+        rows.append((name, here, versions.get(name, 0), hist.get(name, 0)))
+    top_files = sum(p.stat().st_size for p in root.iterdir() if p.is_file())
+    print("| folder | checkout MB | file versions in history | history MB |")
+    print("|---|---:|---:|---:|")
+    for name, here, n, h in sorted(rows, key=lambda r: -r[3]):
+        if name == "(top-level files)":
+            here = top_files
+        print(f"| {name} | {here / 1e6:.2f} | {n} | {h / 1e6:.1f} |")
+    print(f"| **total** | **{(sum(r[1] for r in rows if r[0] != '(top-level files)') + top_files) / 1e6:.2f}** | "
+          f"{sum(versions.values())} | **{sum(hist.values()) / 1e6:.1f}** |")
+
+
+if __name__ == "__main__":
+    main()
