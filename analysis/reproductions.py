@@ -490,6 +490,10 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                 bad.append(key)
                 refused.append(f"{p['path']}: started from the {p.get('initial_design', 'optimizer')}'s initial "
                                f"design, the protocol's job from the {job.optimizer.initial_design}'s: rerun it")
+            elif str(p.get("overhead_clock", "wall")) != getattr(protocol, "overhead_clock", "wall"):
+                bad.append(key)
+                refused.append(f"{p['path']}: overhead timed on the {p.get('overhead_clock', 'wall')} clock, the "
+                               f"protocol's on the {getattr(protocol, 'overhead_clock', 'wall')} clock: rerun it")
         if bad:
             mask = pd.Series([(b, o, int(r)) not in set(bad) for b, o, r in
                               zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)

@@ -44,7 +44,7 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
         optimizer_settings: Mapping[str, Any] | None = None, benchmark_settings: Mapping[str, Any] | None = None,
         out: PathLike | None = None, include_overhead: bool = True,
         initial_design: str = "optimizer", backend: str = "simulated", scheduler: str | None = None,
-        clock: str = "measured") -> pd.DataFrame:
+        clock: str = "measured", overhead_clock: str = "wall") -> pd.DataFrame:
     """Run one optimizer on one benchmark, as ``benchsuite run`` does, and return its trials as a DataFrame.
 
     ``benchmark`` is a registered name, a Benchmark subclass (constructed with
@@ -55,7 +55,8 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     ``--initial-design benchmark`` (start from the benchmark's own initial points). ``backend`` is
     ``--backend``: ``"simulated"`` (the default), ``"local"`` (``workers`` processes on this machine) or
     ``"dask"`` (a LocalCluster, or the scheduler at ``scheduler``); see :mod:`benchsuite.backends`. ``clock="nominal"`` is ``--clock nominal`` (a live
-    benchmark's deterministic cost model on the simulated clock). Errors are the suite's one-line types
+    benchmark's deterministic cost model on the simulated clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu``
+    (the optimizer's overhead timed in CPU seconds, which other jobs on the machine do not stretch). Errors are the suite's one-line types
     (:mod:`benchsuite.errors`).
     """
     from .analysis.load import labelled_run
@@ -65,7 +66,8 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     _, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
                           workers=workers, optimizer_settings=optimizer_settings,
                           benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
-                          initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock)
+                          initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
+                          overhead_clock=overhead_clock)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
     frame.attrs["provenance"] = prov

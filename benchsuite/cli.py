@@ -129,6 +129,10 @@ def _parser() -> argparse.ArgumentParser:
                         "LocalCluster")
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
+    r.add_argument("--overhead-clock", choices=("wall", "cpu"), default="wall",
+                   help="how the optimizer's overhead is timed: wall seconds (default) or this process's CPU "
+                        "seconds, which other jobs sharing the machine do not stretch (run the optimizer on one "
+                        "thread, OMP_NUM_THREADS=1, for CPU seconds to read as an idle machine's wall seconds)"),
     r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     r.add_argument("--restart", action="store_true", help=RESTART_HELP)
     r.add_argument("--pdb", action="store_true",
@@ -327,7 +331,8 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
         budget_seconds=None if budget.seconds is None else float(budget.seconds), workers=proto.workers,
         no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
         initial_design=job.optimizer.initial_design, backend=args.backend or proto.backend,
-        scheduler=args.scheduler, clock=proto.clock_for(job, args.backend), restart=args.restart)
+        scheduler=args.scheduler, clock=proto.clock_for(job, args.backend), restart=args.restart,
+        overhead_clock=proto.overhead_clock)
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -467,7 +472,8 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
                                 progress=progress, on_failure=on_failure, guard=guard,
                                 initial_design=args.initial_design, backend=args.backend,
-                                scheduler=args.scheduler, clock=args.clock, resume=not args.restart)
+                                scheduler=args.scheduler, clock=args.clock, resume=not args.restart,
+                                overhead_clock=args.overhead_clock)
     finally:
         if training_lines is not None:
             training_lines.detach()

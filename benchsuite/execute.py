@@ -81,14 +81,16 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 progress: ProgressFn | None = None,
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
                 guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
-                scheduler: str | None = None, clock: str = "measured", resume: bool = True) -> tuple[RunOutput, str]:
+                scheduler: str | None = None, clock: str = "measured", resume: bool = True,
+                overhead_clock: str = "wall") -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and the text of its result files
     (:class:`~benchsuite.results.ResultText`: the CSV and its provenance file).
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
     sees each evaluation that raised (the run records it as a failed trial and goes on);
     ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``), ``scheduler`` (a dask
-    scheduler's address) and ``clock`` (``measured``, ``nominal``) are :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
+    scheduler's address), ``clock`` (``measured``, ``nominal``) and ``overhead_clock`` (``wall``, ``cpu``) are
+    :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
     before the benchmark is built.
 
     Interrupted and resumed: Ctrl-C or SIGTERM keeps the finished trials in ``<out>.partial.csv``
@@ -122,7 +124,7 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                              include_overhead=include_overhead, progress=progress,
                              extra_provenance=dict(extra_provenance) if extra_provenance else None,
                              on_failure=failure_hook, initial_design=initial_design, backend=backend, clock=clock,
-                             scheduler=scheduler, resume=earlier)
+                             scheduler=scheduler, resume=earlier, overhead_clock=overhead_clock)
             finally:
                 _say_resumed(earlier)
         text = format_result(output.rows, output.provenance)

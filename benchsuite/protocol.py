@@ -23,6 +23,8 @@ how often, with what budget, and what the report shows::
     clock: auto                      # simulated clock: auto (default: nominal for live benchmarks with a
                                      # cost model, else measured) | measured | nominal (Benchmark.nominal_cost)
     include_overhead: true           # optimizer overhead on the clock (default true)
+    overhead_clock: wall             # how that overhead is timed: wall (default) | cpu (CPU seconds: a shared,
+                                     # loaded machine does not stretch them; runner.OVERHEAD_CLOCKS)
     quantity: incumbent_test_loss    # incumbent_loss | incumbent_test_loss | regret
     plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
     table: {at: budget}              # budget (default) | evaluations | time: where the table is taken
@@ -73,7 +75,8 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
-             "workers", "backend", "clock", "include_overhead", "quantity", "plots", "table", "resources", "published")
+             "workers", "backend", "clock", "include_overhead", "overhead_clock", "quantity", "plots", "table",
+             "resources", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings", "initial_design")
@@ -203,6 +206,8 @@ class Protocol:
     backend: str = "simulated"
     #: what the simulated clock runs on: auto | measured | nominal (see :meth:`clock_for`)
     clock: str = "auto"
+    #: how the optimizer's overhead is timed: wall | cpu (:data:`benchsuite.runner.OVERHEAD_CLOCKS`)
+    overhead_clock: str = "wall"
 
     def clock_for(self, job: Job, backend: str | None = None) -> str:
         """The clock of ``job``'s run: ``measured`` on a real backend; with ``clock: auto`` ``nominal`` for a live
@@ -255,6 +260,8 @@ class Protocol:
             argv += ["--initial-design", job.optimizer.initial_design]
         if not self.include_overhead:
             argv.append("--no-overhead")
+        if self.overhead_clock != "wall":  # the default adds nothing: earlier command lines are unchanged
+            argv += ["--overhead-clock", self.overhead_clock]
         backend = backend or self.backend
         if backend != "simulated":  # the simulated default adds nothing: earlier command lines are unchanged
             argv += ["--backend", backend]
@@ -615,6 +622,10 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     overhead = raw.get("include_overhead", True)
     if not isinstance(overhead, bool):
         raise c.fail("include_overhead", f"expected true or false, got {_show(overhead)}")
+    overhead_clock = c.choice("overhead_clock", raw.get("overhead_clock", "wall"), ("wall", "cpu"))
+    if overhead_clock != "wall" and backend != "simulated":
+        raise c.fail("overhead_clock", f"{overhead_clock} is for the simulated backend; the {backend} backend's "
+                                       "times are wall-clock seconds")
     quantity = c.choice("quantity", raw.get("quantity", "incumbent_test_loss"), QUANTITIES)
 
     p = c.keys("plots", raw.get("plots") or {}, _PLOT_KEYS)
@@ -649,7 +660,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     published = parse_published(c, raw.get("published"), [b.label for b in benchmarks],
                                 [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
-                    resources, description.strip(), paper, skipped, text, published, backend, clock)
+                    resources, description.strip(), paper, skipped, text, published, backend, clock, overhead_clock)
 
 
 def _read_text(p: Path, what: str) -> str:

@@ -155,7 +155,12 @@ class Resume:
 
 #: what must agree between an interrupted attempt and the run that resumes it (provenance keys)
 RESUME_KEYS = ("benchmark", "benchmark_settings", "optimizer", "optimizer_settings", "seed", "workers",
-               "budget_evals", "budget_seconds", "include_overhead", "initial_design", "clock")
+               "budget_evals", "budget_seconds", "include_overhead", "initial_design", "clock", "overhead_clock")
+
+#: how the optimizer's overhead (its ask and tell) is timed: ``wall`` (``time.perf_counter``, the default) or
+#: ``cpu`` (``time.process_time``: this process's CPU seconds, every thread's; one thread's on a machine with
+#: nothing else running is its wall time, and it does not grow when other jobs share the cores)
+OVERHEAD_CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 def _resume_refusal(resume: Resume, now: Mapping[str, Any]) -> str | None:
@@ -254,13 +259,13 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
     return record
 
 
-def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial]
-           ) -> tuple[Suggestion, Any, Any, float]:
+def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial],
+           timer: Callable[[], float] = time.perf_counter) -> tuple[Suggestion, Any, Any, float]:
     """``opt.ask(pending)`` checked: the one place every plugin's ask is called, for every backend (the
-    suggestion, its canonical config and fidelity, and the seconds ``ask`` itself took)."""
-    t0 = time.perf_counter()
+    suggestion, its canonical config and fidelity, and the seconds ``ask`` itself took, on ``timer``)."""
+    t0 = timer()
     suggestion = opt.ask(tuple(pending.values()))
-    ask_s = time.perf_counter() - t0
+    ask_s = timer() - t0
     if not isinstance(suggestion, Suggestion):
         raise PluginError(f"optimizer {opt.name or type(opt).__name__!r}: ask must return a Suggestion "
                           f"(benchsuite.optimizer.Suggestion(config, fidelity)), it returned "
@@ -290,6 +295,7 @@ def run(
     scheduler: str | None = None,
     clock: str = "measured",
     resume: Resume | None = None,
+    overhead_clock: str = "wall",
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
@@ -308,6 +314,13 @@ def run(
     (issue 26 item 6); the rows' times are then nominal seconds, the optimizer's overhead stays off the clock
     (recorded in ``overhead_s``, as with ``include_overhead=False``) and each row's ``info`` has ``nominal_cost_s``.
 
+    ``overhead_clock`` times the optimizer's ask and tell (``overhead_s``, and the clock when the overhead is
+    on it): ``"wall"`` (default) in wall seconds, ``"cpu"`` in this process's CPU seconds
+    (:data:`OVERHEAD_CLOCKS`), which a machine shared with other jobs does not stretch: a protocol whose
+    result is a time (Fabolas' Figure 2) then reads the same on a loaded machine as on an idle one, as long
+    as the optimizer runs on one thread (``OMP_NUM_THREADS=1``; the CPU seconds of several threads add up).
+    Simulated backend only.
+
     ``backend`` is where evaluations run (:mod:`benchsuite.backends`): ``"simulated"`` (this loop, the
     default), ``"local"`` (``workers`` processes here) or ``"dask"`` (a dask LocalCluster, or the scheduler
     at ``scheduler``); the real backends' times are wall-clock seconds since the run started.
@@ -318,6 +331,12 @@ def run(
     or SIGTERM (a scheduler cancelling the job) stops the simulated loop between trials and raises
     :class:`RunInterrupted` with the finished trials, as the real backends do."""
     check_budget(budget_evals, budget_seconds)
+    if overhead_clock not in OVERHEAD_CLOCKS:
+        raise BudgetError(f"overhead_clock must be one of {', '.join(OVERHEAD_CLOCKS)}, got {overhead_clock!r}")
+    if overhead_clock != "wall" and backend != "simulated":
+        raise BudgetError(f"overhead_clock {overhead_clock!r} is for the simulated backend; the {backend} "
+                          "backend's times are wall-clock seconds")
+    timer = OVERHEAD_CLOCKS[overhead_clock]
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
     if backend != "simulated" or scheduler is not None:
@@ -354,6 +373,8 @@ def run(
         extra["initial_design"] = initial_design
     if clock != "measured":
         extra["clock"] = clock
+    if overhead_clock != "wall":  # recorded only when used, so other runs' files are unchanged
+        extra["overhead_clock"] = overhead_clock
     recorded = _resumable(resume, benchmark, opt, extra, seed=seed, workers=workers, budget_evals=budget_evals,
                           budget_seconds=budget_seconds, include_overhead=include_overhead)
 
@@ -373,7 +394,7 @@ def run(
                 if not can_start(t_ask):
                     break
                 free_workers.pop(0)
-                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
+                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending, timer)
                 trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
                 n_started += 1
                 times = None
@@ -413,10 +434,10 @@ def run(
             end, _, trial, result, t_ask, ask_s, on_clock, times = heapq.heappop(heap)
             del pending[trial.id]
             t_tell = max(end, opt_free)
-            t0 = time.perf_counter()
+            t0 = timer()
             opt.tell(trial, result)
             incumbent = opt.recommend()
-            tell_s = time.perf_counter() - t0
+            tell_s = timer() - t0
             told = t_tell + (tell_s if include_overhead else 0.0)
             overhead = ask_s + tell_s
             if times is not None:

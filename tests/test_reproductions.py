@@ -301,6 +301,14 @@ def test_collect_refuses_runs_from_another_initial_design(committed: Path, mini,
     assert len(rep["added"]) == 8 and any("initial design" in r and "rerun it" in r for r in rep["refused"])
 
 
+def test_collect_refuses_runs_timed_on_another_overhead_clock(committed: Path, mini, tmp_path: Path) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
+    f.write_text(f.read_text().replace('"seed": ', '"overhead_clock": "cpu", "seed": ', 1))
+    rep = R.collect(mini, results, tmp_path / "out")
+    assert len(rep["added"]) == 8 and any("cpu clock" in r and "rerun it" in r for r in rep["refused"])
+
+
 def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_solved(committed: Path, mini) -> None:
     """Issue 23: COMBO's binary tables pooled and per instance; here the example's runs get two made-up instances."""
     import json

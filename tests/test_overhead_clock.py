@@ -1,0 +1,75 @@
+"""The optimizer's overhead timed in CPU seconds (``overhead_clock: cpu``).
+
+A protocol whose result is a time with the optimizer's overhead on the clock (Fabolas' Figure 2) would read
+slower on a machine that other jobs share, if ask and tell were timed in wall seconds; with
+``overhead_clock="cpu"`` they are timed with ``time.process_time``. Here that clock is replaced by a counter
+that advances one fixed step per reading, so the test sees exactly which readings the runner takes.
+"""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from benchsuite import registry, runner
+from benchsuite.errors import BudgetError, ProtocolError
+from benchsuite.protocol import parse_protocol
+
+
+class _Counter:
+    """A clock that advances ``step`` seconds at every reading."""
+
+    def __init__(self, step: float) -> None:
+        self.t, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+def _run(**kw):
+    return runner.run(registry.make_benchmark("branin"), registry.get_optimizer("random_search"), seed=3,
+                      budget_evals=5, **kw)
+
+
+def test_cpu_overhead_clock_times_ask_and_tell_with_the_cpu_timer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(runner.OVERHEAD_CLOCKS, "cpu", _Counter(0.25))
+    out = _run(overhead_clock="cpu")
+    assert out.provenance["overhead_clock"] == "cpu"
+    for row in out.rows:
+        # one step between the two readings around ask, one around tell: 0.25 + 0.25
+        assert float(row["overhead_s"]) == pytest.approx(0.5)
+        assert float(row["start_time"]) - float(row["ask_time"]) == pytest.approx(0.25)
+        assert float(row["told_time"]) - float(row["end_time"]) == pytest.approx(0.25)
+    # the same seed on the wall clock: the same trials, no overhead_clock in the provenance (files unchanged)
+    wall = _run()
+    assert "overhead_clock" not in wall.provenance
+    assert [r["config"] for r in wall.rows] == [r["config"] for r in out.rows]
+    assert all(float(r["overhead_s"]) < 0.25 for r in wall.rows)
+
+
+def test_an_unknown_overhead_clock_or_a_cpu_clock_on_a_real_backend_is_one_line() -> None:
+    with pytest.raises(BudgetError, match="overhead_clock must be one of wall, cpu"):
+        _run(overhead_clock="gpu")
+    with pytest.raises(BudgetError, match="for the simulated backend"):
+        _run(overhead_clock="cpu", backend="local")
+
+
+_PROTO = """
+name: oc
+benchmarks: [branin]
+optimizers: [random_search]
+repetitions: 1
+budget: {evaluations: 5}
+"""
+
+
+def test_protocol_overhead_clock_reaches_the_command_and_is_checked() -> None:
+    plain = parse_protocol(yaml.safe_load(_PROTO), "oc.yaml")
+    assert plain.overhead_clock == "wall" and "--overhead-clock" not in plain.command(plain.jobs()[0])
+    cpu = parse_protocol(yaml.safe_load(_PROTO + "overhead_clock: cpu\n"), "oc.yaml")
+    argv = cpu.command(cpu.jobs()[0])
+    assert argv[argv.index("--overhead-clock") + 1] == "cpu"
+    with pytest.raises(ProtocolError, match="overhead_clock"):
+        parse_protocol(yaml.safe_load(_PROTO + "overhead_clock: gpu\n"), "oc.yaml")
+    with pytest.raises(ProtocolError, match="for the simulated backend"):
+        parse_protocol(yaml.safe_load(_PROTO + "overhead_clock: cpu\nbackend: local\n"), "oc.yaml")
