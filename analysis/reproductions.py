@@ -685,9 +685,14 @@ def deterministic(protocol: Any) -> str:
     With several workers the order in which trials complete must not depend on timing: a benchmark
     whose runs go on the nominal clock (:meth:`benchsuite.protocol.Protocol.clock_for`: the cost model
     drives the clock and the optimizer's overhead stays off it) repeats itself; one on the measured
-    clock does only without overhead on the clock and with simulated (not measured) costs.
+    clock does only without overhead on the clock and with simulated (not measured) costs. With one worker,
+    a budget in seconds with the overhead on the clock makes where a run stops depend on timing (the
+    Fabolas protocols: the trials before the stop repeat themselves, the count does not).
     """
     if protocol.workers <= 1:
+        if protocol.include_overhead and any(b.budget.seconds is not None for b in protocol.benchmarks):
+            return ("the optimizer's measured overhead on the clock with a budget in seconds: where a run stops "
+                    "depends on timing")
         return ""
     clocks = {j.benchmark.label: protocol.clock_for(j) for j in protocol.jobs()}
     timed = [b for b in protocol.benchmarks if clocks.get(b.label) != "nominal"]

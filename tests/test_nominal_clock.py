@@ -115,6 +115,9 @@ def test_verify_draws_from_multi_worker_protocols_only_where_every_clock_is_nomi
     assert "measured overhead on the clock" in deterministic(parse_protocol(mixed, "p.yaml"))
     assert deterministic(parse_protocol({**mixed, "include_overhead": False}, "p.yaml")) == ""
     assert deterministic(parse_protocol({**live, "workers": 1, "clock": "measured"}, "p.yaml")) == ""
+    timed = {**live, "workers": 1, "budget": {"evaluations": 5, "seconds": 100}}  # one worker, a time budget
+    assert "budget in seconds" in deterministic(parse_protocol(timed, "p.yaml"))
+    assert deterministic(parse_protocol({**timed, "include_overhead": False}, "p.yaml")) == ""
 
 
 def test_a_live_training_benchmarks_model_counts_work() -> None:
