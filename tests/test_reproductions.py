@@ -293,20 +293,16 @@ def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: P
     assert len(rep["added"]) == 8 and any("seed" in r for r in rep["refused"])
 
 
-def test_collect_refuses_runs_from_another_initial_design(committed: Path, mini, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("recorded", "said"), [('"initial_design": "benchmark"', "initial design"),
+                                                ('"overhead_clock": "cpu"', "cpu clock")])
+def test_collect_refuses_runs_set_up_otherwise_than_the_protocol(committed: Path, mini, tmp_path: Path,
+                                                                  recorded: str, said: str) -> None:
+    """A run that started from another initial design, or timed its overhead on another clock, is refused."""
     results = _results_from(committed, mini, tmp_path / "wf")
     f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
-    f.write_text(f.read_text().replace('"seed": ', '"initial_design": "benchmark", "seed": ', 1))
+    f.write_text(f.read_text().replace('"seed": ', f'{recorded}, "seed": ', 1))
     rep = R.collect(mini, results, tmp_path / "out")
-    assert len(rep["added"]) == 8 and any("initial design" in r and "rerun it" in r for r in rep["refused"])
-
-
-def test_collect_refuses_runs_timed_on_another_overhead_clock(committed: Path, mini, tmp_path: Path) -> None:
-    results = _results_from(committed, mini, tmp_path / "wf")
-    f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
-    f.write_text(f.read_text().replace('"seed": ', '"overhead_clock": "cpu", "seed": ', 1))
-    rep = R.collect(mini, results, tmp_path / "out")
-    assert len(rep["added"]) == 8 and any("cpu clock" in r and "rerun it" in r for r in rep["refused"])
+    assert len(rep["added"]) == 8 and any(said in r and "rerun it" in r for r in rep["refused"])
 
 
 def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_solved(committed: Path, mini) -> None:
