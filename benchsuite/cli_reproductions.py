@@ -116,6 +116,10 @@ def main(args: argparse.Namespace) -> int:
                          else "nothing new; nothing written")
                 print(f"{name}: {len(rep['added'])} run(s) added, {len(rep['replaced'])} replaced, {rep['kept']} kept; "
                       f"{rep['runs']} committed of {len(p.jobs())}; {state}")
+                size = R.folder_mb(root)
+                if rep["written"] and size > R.SIZE_LIMIT_MB:
+                    print(f"{name}: warning: {root} now holds {size:.2f} MB, above its {R.SIZE_LIMIT_MB:g} MB limit "
+                          "(docs/workflow.md, Size: the measured ways to make room)", file=sys.stderr)
             else:
                 rep = R.restore(p, args.results, root)
                 print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there (kept)")

@@ -581,6 +581,20 @@ def test_protocol_names_after_an_option_are_protocol_names(committed: Path, caps
     assert code != 0 and "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
+def test_collect_warns_when_the_folder_passes_its_size_limit(committed: Path, mini, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    results = _results_from(committed, mini, tmp_path / "wf")
+    argv = ["reproductions", "collect", "mini", "--results", str(results), "--dir", str(tmp_path / "out"),
+            "--protocols", str(DATA / "protocols")]
+    assert main(argv) == 0 and "warning" not in capsys.readouterr().err  # a few kB: far below 35 MB
+    monkeypatch.setattr(R, "SIZE_LIMIT_MB", 0.001)
+    shutil.rmtree(tmp_path / "out")
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "above its 0.001 MB limit" in err and "docs/workflow.md" in err
+
+
 def test_rewrite_of_a_pair_out_of_step_is_refused_and_changes_nothing(committed: Path) -> None:
     runs = committed / "mini" / R.RUNS_FILE
     df = R.read_runs(runs)
