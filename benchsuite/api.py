@@ -54,9 +54,10 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     ``include_overhead=False`` is ``--no-overhead``; ``initial_design="benchmark"`` is
     ``--initial-design benchmark`` (start from the benchmark's own initial points). ``backend`` is
     ``--backend``: ``"simulated"`` (the default), ``"local"`` (``workers`` processes on this machine) or
-    ``"dask"`` (a LocalCluster, or the scheduler at ``scheduler``); see :mod:`benchsuite.backends`. ``clock="nominal"`` is ``--clock nominal`` (a live
-    benchmark's deterministic cost model on the simulated clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu``
-    (the optimizer's overhead timed in CPU seconds, which other jobs on the machine do not stretch). Errors are the suite's one-line types
+    ``"dask"`` (a LocalCluster, or the scheduler at ``scheduler``); see :mod:`benchsuite.backends`.
+    ``clock="nominal"`` is ``--clock nominal`` (a live benchmark's deterministic cost model on the simulated
+    clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu`` (the optimizer's overhead timed in CPU
+    seconds, which other jobs on the machine do not stretch). Errors are the suite's one-line types
     (:mod:`benchsuite.errors`).
     """
     from .analysis.load import labelled_run

@@ -116,8 +116,8 @@ def main(args: argparse.Namespace) -> int:
                          else "nothing new; nothing written")
                 print(f"{name}: {len(rep['added'])} run(s) added, {len(rep['replaced'])} replaced, {rep['kept']} kept; "
                       f"{rep['runs']} committed of {len(p.jobs())}; {state}")
-                size = R.folder_mb(root)
-                if rep["written"] and size > R.SIZE_LIMIT_MB:
+                size = R.folder_mb(root) if rep["written"] else 0.0
+                if size > R.SIZE_LIMIT_MB:
                     print(f"{name}: warning: {root} now holds {size:.2f} MB, above its {R.SIZE_LIMIT_MB:g} MB limit "
                           "(docs/workflow.md, Size: the measured ways to make room)", file=sys.stderr)
             else:
