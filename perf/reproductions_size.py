@@ -22,10 +22,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
-
-def checkout_bytes(folder: Path) -> int:
-    """Bytes of the files under ``folder`` as they are checked out."""
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+from benchsuite.analysis.reproductions import folder_mb
 
 
 def history_bytes(repo: Path, top: str = "reproductions") -> tuple[dict[str, int], dict[str, int]]:
@@ -56,20 +53,16 @@ def main() -> None:
     args = ap.parse_args()
     root = args.repo / "reproductions"
     hist, versions = history_bytes(args.repo)
+    top_mb = sum(p.stat().st_size for p in root.iterdir() if p.is_file()) / 1e6
     rows = []
     for name in sorted(set(hist) | {p.name for p in root.iterdir() if p.is_dir()}):
-        here = checkout_bytes(root / name) if (root / name).is_dir() else 0
+        here = top_mb if name == "(top-level files)" else folder_mb(root / name) if (root / name).is_dir() else 0.0
         rows.append((name, here, versions.get(name, 0), hist.get(name, 0)))
-    top_files = sum(p.stat().st_size for p in root.iterdir() if p.is_file())
     print("| folder | checkout MB | file versions in history | history MB |")
     print("|---|---:|---:|---:|")
     for name, here, n, h in sorted(rows, key=lambda r: -r[3]):
-        if name == "(top-level files)":
-            here = top_files
-        print(f"| {name} | {here / 1e6:.2f} | {n} | {h / 1e6:.1f} |")
-    print(f"| **total** | **{(sum(r[1] for r in rows if r[0] != '(top-level files)') + top_files) / 1e6:.2f}** | "
-          f"{sum(versions.values())} | **{sum(hist.values()) / 1e6:.1f}** |")
-
+        print(f"| {name} | {here:.2f} | {n} | {h / 1e6:.1f} |")
+    print(f"| **total** | **{folder_mb(root):.2f}** | {sum(versions.values())} | **{sum(hist.values()) / 1e6:.1f}** |")
 
 if __name__ == "__main__":
     main()
