@@ -22,8 +22,9 @@ driven outside the runner (a unit test calling ``ask``/``tell`` itself) sees
 """
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -125,6 +126,11 @@ class Optimizer(ABC):
     needs: ClassVar[tuple[str, ...]] = ()
     settings_spec: ClassVar[dict[str, Setting]] = {}
     test_settings: ClassVar[dict[str, Any]] = {}  # small settings the conformance kit checks with
+    #: the clock the runner times ask and tell on (``runner.OVERHEAD_CLOCKS``: wall seconds, or this process's
+    #: CPU seconds under ``overhead_clock: cpu``); the runner sets it on each instance. A plugin whose choices
+    #: use its own measured overhead (fabolas and mtbo: cost plus overhead, fabolas.txt Sec. 3.2) reads this
+    #: one, so that what it decides on and what the run's clock records are the same seconds
+    timer: Callable[[], float] = staticmethod(time.perf_counter)
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, *, initial_design: Sequence[Any] = (),

@@ -353,6 +353,7 @@ def run(
     design = benchmark_design(benchmark, optimizer_cls, initial_design)
     opt = optimizer_cls(benchmark.space, benchmark.fidelity, optimizer_rng(seed), initial_design=design,
                         **dict(optimizer_settings or {}))
+    opt.timer = timer  # a plugin that decides on its own overhead measures it on the run's clock
     if backend != "simulated":
         return _run_real(benchmark, opt, backend=backend, scheduler=scheduler, seed=seed, budget_evals=budget_evals,
                          budget_seconds=budget_seconds, workers=workers, include_overhead=include_overhead,

@@ -18,8 +18,11 @@ with N(0, 1) priors on its log entries, as in RoBO.
 
 Reproducibility: with ``overhead_in_cost`` (the paper's rule, the default) the acquisition
 depends on the measured overhead of the previous ask, so two runs with the same seed can
-choose different points on a machine with varying load; ``overhead_in_cost=false`` makes
-the choices a function of the seed alone (used by the tests).
+choose different points. The overhead is measured on the run's clock (``Optimizer.timer``):
+wall seconds, which grow with the machine's load, or with ``overhead_clock: cpu`` (the
+Fabolas protocols) this process's CPU seconds, which vary by a few per cent between runs
+but do not grow with other jobs. ``overhead_in_cost=false`` makes the choices a function
+of the seed alone (used by the tests).
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ that advances one fixed step per reading, so the test sees exactly which reading
 """
 from __future__ import annotations
 
+import time
+
 import pytest
 import yaml
 
@@ -73,3 +75,26 @@ def test_protocol_overhead_clock_reaches_the_command_and_is_checked() -> None:
         parse_protocol(yaml.safe_load(_PROTO + "overhead_clock: gpu\n"), "oc.yaml")
     with pytest.raises(ProtocolError, match="for the simulated backend"):
         parse_protocol(yaml.safe_load(_PROTO + "overhead_clock: cpu\nbackend: local\n"), "oc.yaml")
+
+
+def test_fabolas_and_mtbo_decide_on_the_runs_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their acquisition adds the previous ask's overhead to the predicted cost (fabolas.txt Sec. 3.2): under
+    ``overhead_clock: cpu`` that overhead is read on the CPU timer too, not on the wall clock that the load
+    stretches. The counter is shared, so the readings of theirs show in the run's overhead."""
+    counter = _Counter(0.25)
+    monkeypatch.setitem(runner.OVERHEAD_CLOCKS, "cpu", counter)
+    small = {"burnin": 5, "chain_length": 3, "n_representers": 10, "n_pmin_samples": 32, "n_innovations": 3,
+             "n_pool": 64, "n_candidates": 32, "n_spray": 8, "local_rounds": 1, "n_local": 8, "n_init": 3}
+    for name in ("fabolas", "mtbo"):
+        cls = registry.get_optimizer(name)
+        made: list = []
+        setup = cls.setup
+        monkeypatch.setattr(cls, "setup", lambda self, setup=setup: (made.append(self), setup(self))[1])
+        out = runner.run(registry.make_benchmark("branin_mf"), cls, seed=1, budget_evals=5,
+                         optimizer_settings=small, overhead_clock="cpu")
+        assert made[0].timer is counter
+        # the runner's two readings around ask and two around tell; every ask of theirs reads at its start, a
+        # model-based one also after the fit and at its end
+        assert [float(r["overhead_s"]) for r in out.rows] == pytest.approx([0.75] * 3 + [1.25] * 2)
+        assert made[0].last_overhead == pytest.approx(0.5)
+    assert registry.get_optimizer("fabolas").timer is time.perf_counter  # the class default: wall seconds

@@ -17,7 +17,6 @@ posterior per sample; gp_ei uses Monte Carlo fantasies instead.
 """
 from __future__ import annotations
 
-import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
@@ -74,8 +73,9 @@ class CostAwareES(Optimizer):
                                 domain=POSITIVE_INT),
         "n_walkers": Setting(12, "emcee walkers = hyperparameter samples (RoBO fmin/fabolas.py n_hypers=12); raised "
                                  "to emcee's minimum of 2 x the number of hyperparameters", domain=POSITIVE_INT),
-        "overhead_in_cost": Setting(True, "add the optimizer's last measured overhead to the predicted cost "
-                                          "(fabolas.txt Sec. 3.2); false makes runs timing-independent"),
+        "overhead_in_cost": Setting(True, "add the optimizer's last measured overhead (on the run's clock, "
+                                          "Optimizer.timer) to the predicted cost (fabolas.txt Sec. 3.2); false "
+                                          "makes runs timing-independent"),
         "loss_transform": Setting("auto", "model log(loss) (RoBO's Fabolas and MTBO do) or the raw loss; auto = log "
                                           "when every loss is positive", choices=("auto", "log", "none")),
     }
@@ -143,7 +143,7 @@ class CostAwareES(Optimizer):
             return self._ask(pending)
 
     def _ask(self, pending: Sequence[Trial]) -> Suggestion:
-        t_start = time.perf_counter()
+        t_start = self.timer()
         i = self.n_asked
         self.n_asked += 1
         configs, X, y, c = self._data()
@@ -157,7 +157,7 @@ class CostAwareES(Optimizer):
         post = self.s_loss.fit(X, y)
         post_c = self.s_cost.fit(X, c)
         self.theta_loss = post.theta
-        t_fit = time.perf_counter()
+        t_fit = self.timer()
         Xp = None
         if pending:
             Xp = np.column_stack([self.x_snap(self.space.to_unit([t.config for t in pending])),
@@ -182,7 +182,7 @@ class CostAwareES(Optimizer):
         x, v = acq_opt.maximize(acq, self.d + 1, self.rng, n_candidates=st["n_candidates"], anchors=anchors,
                                 n_spray=st["n_spray"], n_starts=st["n_starts"], local="random",
                                 local_rounds=st["local_rounds"], n_local=st["n_local"], snap=self._snap)
-        t_end = time.perf_counter()
+        t_end = self.timer()
         self.last_overhead = t_end - t_start
         self.last_timing = {"mcmc_s": t_fit - t_start, "acq_s": t_end - t_fit}
         s = self.fid_value(float(x[self.d]))
