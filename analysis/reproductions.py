@@ -453,11 +453,51 @@ def _check_pair(d: Path, prov: Mapping[str, Any]) -> None:
                         f"restore both with `git checkout -- {d}`")
 
 
+def job_mismatch(prov: Mapping[str, Any], job: Any, protocol: Any) -> str | None:
+    """Why the run with provenance ``prov`` is not a run of ``job`` as ``protocol`` now stands, or None.
+
+    Compared: where its first points came from, the clock its overhead was timed on, its budget (evaluations,
+    simulated seconds), its workers and whether the overhead went on the clock (not under the nominal clock,
+    where the runner keeps it off whatever the protocol says). A protocol whose budget changed leaves its
+    earlier runs behind: ``collect`` refuses them, and says which committed ones no longer match."""
+    if str(prov.get("initial_design", "optimizer")) != job.optimizer.initial_design:
+        return (f"started from the {prov.get('initial_design', 'optimizer')}'s initial design, the protocol's job "
+                f"from the {job.optimizer.initial_design}'s")
+    clock = getattr(protocol, "overhead_clock", "wall")
+    if str(prov.get("overhead_clock", "wall")) != clock:
+        return f"overhead timed on the {prov.get('overhead_clock', 'wall')} clock, the protocol's on the {clock} clock"
+    budget = job.benchmark.budget
+    seconds = prov.get("budget_seconds")
+    for what, got, want in (
+            ("budget in evaluations", prov.get("budget_evals"), budget.evaluations),
+            ("budget in seconds", None if seconds is None else float(seconds),
+             None if budget.seconds is None else float(budget.seconds)),
+            ("workers", prov.get("workers"), protocol.workers)):
+        if got != want:
+            return f"{what} {got}, the protocol's {want}"
+    if str(prov.get("clock", "measured")) != "nominal" and prov.get("include_overhead") != protocol.include_overhead:
+        return f"overhead on the clock {prov.get('include_overhead')}, the protocol's {protocol.include_overhead}"
+    return None
+
+
+def stale_runs(protocol: Any, prov: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    """The committed runs (provenance ``prov``) that are not runs of ``protocol`` as it now stands
+    (:func:`job_mismatch`; a run with no job any more counts too)."""
+    jobs = {(j.benchmark.label, j.optimizer.label, j.repetition): j for j in protocol.jobs()}
+    out = []
+    for p in run_provenances(prov):
+        job = jobs.get(_key(p))
+        if job is None or job_mismatch(p, job, protocol) is not None:
+            out.append(_key(p))
+    return out
+
+
 def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
             replace: bool = False) -> dict[str, Any]:
     """Add the finished runs under ``results`` to ``root/<protocol>/`` (see the module docstring).
 
-    Returns what happened: runs added, replaced, kept, refused (with reasons) and the totals.
+    Returns what happened: runs added, replaced, kept, refused (with reasons), ``stale`` (committed runs kept that
+    are not runs of the protocol as it now stands, :func:`stale_runs`) and the totals.
     """
     from .load import load_runs
 
@@ -489,14 +529,9 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                 refused.append(f"{p['path']}: made for protocol {p.get('protocol')!r}, run {key}, seed "
                                f"{p.get('seed')}: not this protocol's job (seed "
                                f"{job.seed if job else 'none'})")
-            elif str(p.get("initial_design", "optimizer")) != job.optimizer.initial_design:
+            elif (why := job_mismatch(p, job, protocol)) is not None:
                 bad.append(key)
-                refused.append(f"{p['path']}: started from the {p.get('initial_design', 'optimizer')}'s initial "
-                               f"design, the protocol's job from the {job.optimizer.initial_design}'s: rerun it")
-            elif str(p.get("overhead_clock", "wall")) != getattr(protocol, "overhead_clock", "wall"):
-                bad.append(key)
-                refused.append(f"{p['path']}: overhead timed on the {p.get('overhead_clock', 'wall')} clock, the "
-                               f"protocol's on the {getattr(protocol, 'overhead_clock', 'wall')} clock: rerun it")
+                refused.append(f"{p['path']}: {why}: rerun it")
         if bad:
             mask = pd.Series([(b, o, int(r)) not in set(bad) for b, o, r in
                               zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)
@@ -516,7 +551,8 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
         new = rounded
         new.attrs["provenance"] = provs
     report = {"protocol": protocol.name, "added": sorted(new_keys - old_keys), "replaced": sorted(new_keys & old_keys),
-              "kept": len(old_keys - new_keys), "refused": refused, "written": False}
+              "kept": len(old_keys - new_keys), "refused": refused, "written": False,
+              "stale": [k for k in stale_runs(protocol, prov) if k not in new_keys]}
     if not new_keys:
         report["runs"] = len(old_keys)
         return report

@@ -116,6 +116,11 @@ def main(args: argparse.Namespace) -> int:
                          else "nothing new; nothing written")
                 print(f"{name}: {len(rep['added'])} run(s) added, {len(rep['replaced'])} replaced, {rep['kept']} kept; "
                       f"{rep['runs']} committed of {len(p.jobs())}; {state}")
+                if rep["stale"]:
+                    b, o, r = rep["stale"][0]
+                    print(f"{name}: warning: {len(rep['stale'])} committed run(s) are not runs of the protocol as it "
+                          f"now stands (first: {b} {o} rep {r}; its budget, workers, clock or initial design "
+                          "changed): rerun them and collect with --replace", file=sys.stderr)
                 size = R.folder_mb(root) if rep["written"] else 0.0
                 if size > R.SIZE_LIMIT_MB:
                     print(f"{name}: warning: {root} now holds {size:.2f} MB, above its {R.SIZE_LIMIT_MB:g} MB limit "

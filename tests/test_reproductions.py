@@ -293,16 +293,41 @@ def test_collect_refuses_runs_of_another_seed(committed: Path, mini, tmp_path: P
     assert len(rep["added"]) == 8 and any("seed" in r for r in rep["refused"])
 
 
-@pytest.mark.parametrize(("recorded", "said"), [('"initial_design": "benchmark"', "initial design"),
-                                                ('"overhead_clock": "cpu"', "cpu clock")])
+@pytest.mark.parametrize(("recorded", "said"), [({"initial_design": "benchmark"}, "initial design"),
+                                                ({"overhead_clock": "cpu"}, "cpu clock"),
+                                                ({"budget_evals": 60}, "budget in evaluations 60"),
+                                                ({"budget_seconds": 100.0}, "budget in seconds 100.0"),
+                                                ({"workers": 2}, "workers 2"),
+                                                ({"include_overhead": True}, "overhead on the clock True")])
 def test_collect_refuses_runs_set_up_otherwise_than_the_protocol(committed: Path, mini, tmp_path: Path,
-                                                                  recorded: str, said: str) -> None:
-    """A run that started from another initial design, or timed its overhead on another clock, is refused."""
+                                                                  recorded: dict, said: str) -> None:
+    """A run that started from another initial design, timed its overhead on another clock, or ran with another
+    budget, number of workers or overhead rule than the protocol's is refused."""
     results = _results_from(committed, mini, tmp_path / "wf")
     f = provenance_path(results / "mini" / "branin_discrete" / "random_search" / "rep000.csv")
-    f.write_text(f.read_text().replace('"seed": ', f'{recorded}, "seed": ', 1))
+    doc = json.loads(f.read_text())
+    doc["provenance"].update(recorded)
+    f.write_text(json.dumps(doc))
     rep = R.collect(mini, results, tmp_path / "out")
     assert len(rep["added"]) == 8 and any(said in r and "rerun it" in r for r in rep["refused"])
+
+
+def test_collect_names_committed_runs_the_protocol_has_left_behind(committed: Path, mini, tmp_path: Path) -> None:
+    """A protocol whose budget changed: its committed runs are kept, and collect says they no longer match."""
+    results = _results_from(committed, mini, tmp_path / "wf")
+    assert R.collect(mini, results, committed)["stale"] == []
+    raw = _raw()
+    raw["budget"] = {"evaluations": 20}
+    changed = parse_protocol(raw, str(MINI))
+    assert len(R.stale_runs(changed, R.read_provenance(committed / "mini" / "provenance.json"))) == 9
+    for f in (results / "mini" / "branin_discrete" / "random_search").glob("rep*.csv"):
+        f.unlink()  # three of the nine are not offered again
+    rep = R.collect(changed, results, committed)
+    assert len(rep["stale"]) == 9 and not rep["written"] and rep["kept"] == 9
+    # the old runs offered again as replacements are refused, saying why
+    rep = R.collect(changed, results, committed, replace=True)
+    assert len(rep["stale"]) == 9 and not rep["written"]
+    assert sum("budget in evaluations 30, the protocol's 20" in r for r in rep["refused"]) == 6
 
 
 def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_solved(committed: Path, mini) -> None:
