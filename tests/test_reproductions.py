@@ -328,6 +328,10 @@ def test_collect_names_committed_runs_the_protocol_has_left_behind(committed: Pa
     rep = R.collect(changed, results, committed, replace=True)
     assert len(rep["stale"]) == 9 and not rep["written"]
     assert sum("budget in evaluations 30, the protocol's 20" in r for r in rep["refused"]) == 6
+    # and the scorecard counts them for nothing, saying so
+    card = S.build({"mini": changed}, committed)
+    assert (card["ours_runs"].astype(int) == 0).all()
+    assert card["note"].str.contains("9 committed run\\(s\\) of an earlier setup").all()
 
 
 def test_per_instance_tables_split_the_pooled_value_by_the_instance_each_run_solved(committed: Path, mini) -> None:
