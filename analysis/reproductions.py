@@ -615,15 +615,17 @@ def _rep(path: Path) -> int:
 def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) -> dict[str, int]:
     """Write every committed run of ``protocol`` back as ``results/<protocol>/<b>/<o>/repNNN.csv``.
 
-    An existing result file is never overwritten. Returns counts of files written and skipped.
+    An existing result file is never overwritten. A run of an earlier setup of the protocol (:func:`stale_runs`)
+    is not written back, so the workflow runs it again. Returns counts of files written, skipped and stale.
     """
     from benchsuite.results import COLUMNS, write_result
 
     df, prov = load_committed(root, protocol.name)
     _check_pair(protocol_dir(root, protocol.name), prov)
     if df is None:
-        return {"written": 0, "skipped": 0}
-    provs = {_key(p): p for p in run_provenances(prov)}
+        return {"written": 0, "skipped": 0, "stale": 0}
+    stale = set(stale_runs(protocol, prov))
+    provs = {_key(p): p for p in run_provenances(prov) if _key(p) not in stale}
     base = Path(results)
     base = base if base.name == "results" else base / "results"
     written = skipped = 0
@@ -632,6 +634,8 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
         from benchsuite.protocol import result_path
 
         out = base.parent / result_path(protocol.name, *key)
+        if key in stale:
+            continue
         if out.exists() or key not in provs:
             skipped += 1
             continue
@@ -643,7 +647,7 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
         out.parent.mkdir(parents=True, exist_ok=True)
         write_result(out, rows, provs[key])
         written += 1
-    return {"written": written, "skipped": skipped}
+    return {"written": written, "skipped": skipped, "stale": len(stale)}
 
 
 def timing_columns(protocol: Any, live: bool = False) -> tuple[str, ...]:

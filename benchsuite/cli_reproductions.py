@@ -127,7 +127,8 @@ def main(args: argparse.Namespace) -> int:
                           "(docs/workflow.md, Size: the measured ways to make room)", file=sys.stderr)
             else:
                 rep = R.restore(p, args.results, root)
-                print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there (kept)")
+                stale = f", {rep['stale']} of an earlier setup of the protocol left to rerun" if rep["stale"] else ""
+                print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there (kept){stale}")
         return 0
     from .analysis import scorecard as S
 
