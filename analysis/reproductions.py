@@ -492,6 +492,16 @@ def stale_runs(protocol: Any, prov: Mapping[str, Any]) -> list[tuple[str, str, i
     return out
 
 
+def without_stale(protocol: Any, df: pd.DataFrame, prov: Mapping[str, Any]) -> tuple[pd.DataFrame, int]:
+    """``df`` (committed runs, provenance ``prov``) without the runs of an earlier setup of ``protocol``
+    (:func:`stale_runs`), and how many runs were left out. What the scorecard and ``--verify`` read."""
+    stale = set(stale_runs(protocol, prov))
+    if not stale:
+        return df, 0
+    keep = [(b, o, int(r)) not in stale for b, o, r in zip(df["benchmark"], df["optimizer"], df["repetition"])]
+    return df[pd.Series(keep, index=df.index)], len(stale)
+
+
 def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
             replace: bool = False) -> dict[str, Any]:
     """Add the finished runs under ``results`` to ``root/<protocol>/`` (see the module docstring).

@@ -368,7 +368,7 @@ def _note(verdict: str, far: str, measured: str | None, setup: Sequence[str]) ->
 
 def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame:
     """The scorecard frame over every protocol with a published block (committed runs under ``root``)."""
-    from .reproductions import load_committed, stale_runs
+    from .reproductions import load_committed, without_stale
 
     notes = load_notes(Path(root) / "notes.yaml", protocols)
     rows: list[dict] = []
@@ -377,13 +377,12 @@ def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame
         if p.published is None or not (p.published.cells or p.published.claims):
             continue
         df, prov = load_committed(root, name)
-        stale = set(stale_runs(p, prov)) if df is not None else set()
-        if stale:  # runs of an earlier setup of the protocol (its budget changed, say) count for nothing
-            keep = [(b, o, int(r)) not in stale for b, o, r in zip(df["benchmark"], df["optimizer"], df["repetition"])]
-            df = df[pd.Series(keep, index=df.index)]
+        stale = 0
+        if df is not None:  # runs of an earlier setup of the protocol (its budget changed, say) count for nothing
+            df, stale = without_stale(p, df, prov)
         new = protocol_rows(p, df, notes)
         for row in new if stale else ():
-            row["note"] = "; ".join(x for x in (row["note"], f"{len(stale)} committed run(s) of an earlier setup of "
+            row["note"] = "; ".join(x for x in (row["note"], f"{stale} committed run(s) of an earlier setup of "
                                                 "the protocol left out (rerun them)") if x)
         rows += new
     return pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant"])

@@ -166,6 +166,7 @@ def _verify(args: argparse.Namespace, root: Path) -> int:
         if why:
             skipped.append(f"{n} ({why})")
             continue
+        df, _ = R.without_stale(protocols[n], df, prov)  # its command would not repeat a run of an earlier setup
         if args.verify_optimizers:
             df = df[df["optimizer"].isin(args.verify_optimizers)]
         if len(df):

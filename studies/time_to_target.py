@@ -56,20 +56,16 @@ def cost_only_clock(df):
 
 def committed_claims(protocol) -> None:
     """Each factor claim of ``protocol`` on its committed runs: ours with and without the overhead."""
-    import pandas as pd
-
-    from benchsuite.analysis.reproductions import default_root, load_committed, stale_runs
+    from benchsuite.analysis.reproductions import default_root, load_committed, without_stale
     from benchsuite.analysis.scorecard import factor_claim
 
     df, prov = load_committed(default_root(), protocol.name)
     if df is None:
         raise SystemExit(f"{protocol.name}: no committed runs")
-    stale = set(stale_runs(protocol, prov))
-    df = df[pd.Series([(b, o, int(r)) not in stale for b, o, r in
-                       zip(df["benchmark"], df["optimizer"], df["repetition"])], index=df.index)]
+    df, stale = without_stale(protocol, df, prov)
     df.attrs["provenance"] = [{"workers": protocol.workers}]
     cost_only = cost_only_clock(df)
-    print(f"{protocol.name}: committed runs of the protocol as it stands ({len(stale)} of an earlier setup left out)")
+    print(f"{protocol.name}: committed runs of the protocol as it stands ({stale} of an earlier setup left out)")
     for (b, o), g in df.groupby(["benchmark", "optimizer"], sort=False):
         runs = g.groupby("repetition")
         share = (runs["overhead_s"].sum() / runs["told_time"].max()).median()

@@ -443,6 +443,17 @@ def test_verify_reruns_and_detects_a_changed_value(committed: Path, capsys) -> N
     assert "DIFFERENT" in out and "incumbent_loss" in out
 
 
+def test_verify_does_not_draw_runs_of_an_earlier_setup(committed: Path, tmp_path: Path, capsys) -> None:
+    """A rerun of a stale run (here: the protocol's budget changed) would differ for that reason alone."""
+    protos = tmp_path / "protocols"
+    protos.mkdir()
+    (protos / "mini.yaml").write_text(MINI.read_text(encoding="utf-8").replace("budget: {evaluations: 30}",
+                                                                               "budget: {evaluations: 20}"))
+    args = ["reproductions", "--dir", str(committed), "--protocols", str(protos), "--verify", "2"]
+    assert main(args) != 0
+    assert "no committed runs to verify" in capsys.readouterr().err
+
+
 def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\n{S.README_BEGIN}\nold\n{S.README_END}\n\nafter\n", encoding="utf-8")
