@@ -15,8 +15,9 @@ error in the benchmark's table (``svm_mnist``), else the benchmark's known optim
 
 ``--committed`` reads the protocol's committed runs (``reproductions/<protocol>/runs.csv.xz``, the runs
 of the protocol as it now stands) instead of result files, and prints each of its published factor
-claims as the scorecard computes it (median over runs of each run's first time at the target), on the
-paper's clock and on the evaluation costs alone, with how much of each method's clock is its overhead:
+claims as the scorecard computes it (median over runs of each run's first time at the target) on the
+paper's clock as run, on the evaluation costs alone and on the costs the paper's 50,000-image pool would have
+had (``paper_pool_factors``; same decisions), with how much of each method's clock is its overhead:
 
     .venv/bin/python studies/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml --committed
 """
