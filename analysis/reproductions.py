@@ -414,6 +414,12 @@ def _run_keys(df: pd.DataFrame) -> set[tuple[str, str, int]]:
     return {(str(b), str(o), int(r)) for b, o, r in keys.itertuples(index=False)}
 
 
+def _of_runs(df: pd.DataFrame, keys: set[tuple[str, str, int]]) -> pd.Series:
+    """Which rows of ``df`` belong to the runs ``keys`` (benchmark, optimizer, repetition)."""
+    return pd.Series([(b, o, int(r)) in keys for b, o, r in zip(df["benchmark"], df["optimizer"], df["repetition"])],
+                     index=df.index, dtype=bool)
+
+
 def _write_runs(df: pd.DataFrame, path: Path, whole: bool = False) -> str:
     """Write the frame xz-compressed and atomically (byte-stable: xz has no timestamp), small-integer
     configurations as digit strings (:func:`encode_config`); its sha256. ``whole``: every column must read
@@ -498,8 +504,7 @@ def without_stale(protocol: Any, df: pd.DataFrame, prov: Mapping[str, Any]) -> t
     stale = set(stale_runs(protocol, prov))
     if not stale:
         return df, 0
-    keep = [(b, o, int(r)) not in stale for b, o, r in zip(df["benchmark"], df["optimizer"], df["repetition"])]
-    return df[pd.Series(keep, index=df.index)], len(stale)
+    return df[~_of_runs(df, stale)], len(stale)
 
 
 def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
@@ -543,10 +548,8 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                 bad.append(key)
                 refused.append(f"{p['path']}: {why}: rerun it")
         if bad:
-            mask = pd.Series([(b, o, int(r)) not in set(bad) for b, o, r in
-                              zip(new["benchmark"], new["optimizer"], new["repetition"])], index=new.index)
             provs = [p for p in new.attrs["provenance"] if _key(p) not in set(bad)]
-            new = new[mask]
+            new = new[~_of_runs(new, set(bad))]
             new.attrs["provenance"] = provs
     new_keys = _run_keys(new) if new is not None and len(new) else set()
     if new_keys:
@@ -568,9 +571,7 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
         return report
     old_provs = run_provenances(prov)
     if old is not None:
-        keep = ~pd.Series([(b, o, int(r)) in new_keys for b, o, r in
-                           zip(old["benchmark"], old["optimizer"], old["repetition"])], index=old.index)
-        old = old[keep]
+        old = old[~_of_runs(old, new_keys)]
         old_provs = [p for p in old_provs if _key(p) not in new_keys]
     new_provs = new.attrs["provenance"]
     frames = [f for f in (old, new) if f is not None and len(f)]
@@ -635,7 +636,7 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
     if df is None:
         return {"written": 0, "skipped": 0, "stale": 0}
     stale = set(stale_runs(protocol, prov))
-    provs = {_key(p): p for p in run_provenances(prov) if _key(p) not in stale}
+    provs = {_key(p): p for p in run_provenances(prov)}
     base = Path(results)
     base = base if base.name == "results" else base / "results"
     written = skipped = 0
