@@ -5,7 +5,13 @@ import math
 
 import numpy as np
 import pytest
-from benchsuite.optimizers.acquisition.entropy import EntropySearch, entropy_of_counts, sample_representers
+from benchsuite.optimizers.acquisition.entropy import (
+    EntropySearch,
+    _argmin_counts,
+    _updated_argmin_counts,
+    entropy_of_counts,
+    sample_representers,
+)
 from benchsuite.optimizers.entropy_search import EntropySearchOptimizer
 from benchsuite.optimizers.fabolas import Fabolas
 from benchsuite.optimizers.gp_ei import GPEI
@@ -34,6 +40,37 @@ def _posterior_1d(theta_ls: float = math.log(0.15), noise: float = 1e-4):
     y = np.array([1.0, -0.5, 0.2, 0.9])
     theta = np.array([[0.0, theta_ls, 0.0, math.log(noise)]])
     return k, gp.GPPosterior(k, X, y, theta)
+
+
+@pytest.mark.parametrize("layout", ["C", "as in EntropySearch._gain"])
+@pytest.mark.parametrize(("shape", "slab"), [((2, 3, 5, 7, 30), 1), ((2, 3, 5, 7, 30), 7 * 30),
+                                             ((2, 3, 5, 7, 30), 3 * 7 * 30), ((2, 3, 5, 7, 30), 1 << 19),
+                                             ((1, 1, 1, 50, 200), 1 << 19), ((3, 5, 1, 50, 200), 1 << 19),
+                                             ((2, 5, 33, 50, 200), 1 << 16), ((2, 5, 40, 50, 200), 1 << 19)])
+def test_updated_argmin_counts_in_slabs_equal_the_whole_array(shape, slab, layout):
+    """Slab by slab gives exactly the counts of the whole (S, K, m, nb, M) array, ties included,
+    and the entropies computed from them are bit-identical (the layout decides their rounding)."""
+    rng = np.random.default_rng(3)
+    S, K, m, nb, M = shape
+    F = rng.standard_normal((S, nb, M)).astype(np.float32)
+    F[:, 1] = F[:, 0]  # exact ties count for both representers
+    if layout == "C":
+        c = rng.standard_normal((S, m, nb)).astype(np.float32)
+        delta = rng.standard_normal((S, K, m, M)).astype(np.float32)
+    else:  # transposed views cast to float32 keep their memory order, as in _gain
+        c = np.swapaxes(rng.standard_normal((S, nb, m)), 1, 2).astype(np.float32)
+        y_k, y_samp = rng.standard_normal((S, K, m)), rng.standard_normal((S, M, m))
+        delta = (y_k[:, :, :, None] - np.swapaxes(y_samp, 1, 2)[:, None, :, :]).astype(np.float32)
+    c[:, :, 1] = c[:, :, 0]
+    Fn = c[:, None, :, :, None] * delta[:, :, :, None, :]
+    Fn += F[:, None, None, :, :]
+    want = _argmin_counts(Fn)
+    got = _updated_argmin_counts(F, c, delta, slab=slab)
+    assert got.shape == (S, K, m, nb)
+    np.testing.assert_array_equal(got, want)
+    assert (got[..., 0] == got[..., 1]).all() and got[..., 0].sum() > 0
+    log_b = rng.standard_normal(nb)
+    assert np.array_equal(entropy_of_counts(got, log_b), entropy_of_counts(want, log_b))
 
 
 def test_pmin_entropy_is_uniform_for_exchangeable_and_small_for_a_clear_minimum():

@@ -82,6 +82,40 @@ def _argmin_counts(F: np.ndarray) -> np.ndarray:
     return np.count_nonzero(F == mn, axis=-1)
 
 
+def _updated_argmin_counts(F: np.ndarray, c: np.ndarray, delta: np.ndarray,
+                           slab: int = 1 << 19) -> np.ndarray:
+    """Argmin counts of the updated draws ``F + c * delta`` (Matheron's rule), ``(S, K, m, nb)``.
+
+    ``F`` is ``(S, nb, M)``, ``c`` ``(S, m, nb)`` and ``delta`` ``(S, K, m, M)``, all float32.
+    The same float32 products and sums as forming the whole ``(S, K, m, nb, M)`` array at once
+    (so bit-identical counts), but one slab of at most ``slab`` elements at a time, which stays
+    in cache: the elementwise passes over memory were most of the entropy computation's time
+    (perf/decision_times.py). The counts are laid out in memory as the whole array's were (its
+    axis order, which numpy picks from the layouts of ``c`` and ``delta``; asked of an iterator
+    that allocates the array without computing it), because the entropy's sum over
+    representers rounds differently on another layout.
+    """
+    S, K, m, M = delta.shape
+    nb = F.shape[1]
+    whole = np.nditer([c[:, None, :, :, None], delta[:, :, :, None, :], None], flags=["zerosize_ok"],
+                      op_flags=[["readonly"], ["readonly"], ["writeonly", "allocate"]], order="K").operands[2]
+    order = sorted(range(4), key=lambda ax: -whole.strides[ax])  # outermost first
+    del whole
+    shape = (S, K, m, nb)
+    out = np.empty([shape[ax] for ax in order], dtype=np.intp).transpose(np.argsort(order))
+    step = max(1, slab // (nb * M))
+    buf = np.empty((min(step, m), nb, M), dtype=np.float32)
+    for s in range(S):
+        for a in range(0, m, step):
+            b = buf[:min(step, m - a)]
+            cs = c[s, a:a + step, :, None]
+            for k in range(K):
+                np.multiply(cs, delta[s, k, a:a + step, None, :], out=b)
+                b += F[s]
+                out[s, k, a:a + step] = _argmin_counts(b)
+    return out
+
+
 class EntropySearch:
     """Expected information gain about the minimiser at fixed representer points, batched.
 
@@ -136,10 +170,7 @@ class EntropySearch:
         y_k = mu_x[:, None, :] + np.sqrt(sy2)[:, None, :] * self.nodes[None, :, None]  # (S,K,m)
         delta = (y_k[:, :, :, None] - np.swapaxes(y_samp, 1, 2)[:, None, :, :]).astype(np.float32)  # (S,K,m,M)
         c = np.swapaxes(cov_bx / sy2[:, None, :], 1, 2).astype(np.float32)  # (S,m,nb)
-        # updated draws (S,K,m,nb,M) = F + c * delta (Matheron's rule)
-        Fn = c[:, None, :, :, None] * delta[:, :, :, None, :]
-        Fn += self.F[:, None, None, :, :]
-        counts = _argmin_counts(Fn)  # (S,K,m,nb)
+        counts = _updated_argmin_counts(self.F, c, delta)  # (S,K,m,nb) of the updated draws F + c * delta
         H = entropy_of_counts(counts, self.log_b)  # (S,K,m)
         EH = np.einsum("k,skm->sm", self.weights, H)
         return (self.H0[:, None] - EH).mean(0)
