@@ -26,6 +26,8 @@ Not a test: timings depend on the machine and its load.
 """
 from __future__ import annotations
 
+import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
+
 import argparse
 import json
 import os
