@@ -69,15 +69,17 @@ class InteractionFeatures:
         matrix changes the last bits, and with them the run; both tested). For third-order features on
         60 binary variables it is 3.3x faster for the annealer's 5 rows and 3.9x for 200 rows
         (perf/bench_bocs_features.py); the annealer calls it at every step, which made it 77 % of a
-        BOCS-SA3 run on wMaxSAT60.
+        BOCS-SA3 run on wMaxSAT60. Gathering the rows with ``np.take`` rather than fancy indexing
+        makes the 5-row build another 3x faster (1.11 -> 0.37 ms; a 40-evaluation BOCS-SA3 run
+        28.7 -> 21.5 CPU s, both measured in one run of that script against the code before).
         """
         z = np.ascontiguousarray(self._mask(codes).T)  # (m, n)
         out = np.empty((self.n_features, z.shape[1]))
         j = 0
         for t in self.terms:
-            block = z[t[:, 0]]  # a copy (fancy indexing), and-ed in place
+            block = np.take(z, t[:, 0], axis=0)  # a copy, and-ed in place (take: 1.7-4.7x faster than z[t[:, 0]])
             for k in range(1, t.shape[1]):
-                block &= z[t[:, k]]
+                block &= np.take(z, t[:, k], axis=0)
             out[j:j + len(t)] = block
             j += len(t)
         return out.T
