@@ -90,6 +90,34 @@ def test_horseshoe_beta_draw_uses_fast_sampler_when_p_exceeds_n() -> None:
     assert np.corrcoef(pred, y - y.mean())[0, 1] > 0.99
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_horseshoe_beta_draw_reusing_work_arrays_equals_fresh_arrays(order) -> None:
+    """The draw's work arrays are reused while X's shape and layout stay; the draws equal the formula with
+    fresh arrays bit for bit, across a change of n and of layout (BOCS's features are Fortran-ordered)."""
+    def fresh(model, X, y, rng):  # the draw as written before the arrays were kept
+        n, p = X.shape
+        d = np.clip(model.sigma2 * model.tau2 * model.lam2, 1e-300, 1e300)
+        s = np.sqrt(model.sigma2)
+        phi = X / s
+        u = rng.standard_normal(p) * np.sqrt(d)
+        v = phi @ u + rng.standard_normal(n)
+        m = (phi * d) @ phi.T + np.eye(n)
+        return u + d * (phi.T @ np.linalg.solve(m, y / s - v))
+
+    rng = np.random.default_rng(0)
+    model = HorseshoeRegression(np.random.default_rng(1))
+    model._reset(700)
+    model.lam2 = rng.random(700) + 0.1
+    for n, layout in [(40, order), (40, order), (41, order), (41, "F" if order == "C" else "C")]:
+        X = np.asarray(rng.integers(0, 2, (n, 700)), dtype=float, order=layout)
+        y = rng.standard_normal(n)
+        state = model.rng.bit_generator.state
+        got = model._draw_beta(X, y)
+        assert model._work[0].strides == X.strides
+        model.rng.bit_generator.state = state
+        np.testing.assert_array_equal(got, fresh(model, X, y, model.rng))
+
+
 def test_interaction_features_binary_and_categorical() -> None:
     f = InteractionFeatures(np.array([2, 2, 2]), 2)
     assert f.n_features == 3 + 3
