@@ -38,6 +38,8 @@ class HorseshoeRegression:
         self.tau2 = self.xi = self.sigma2 = 1.0
         self.y_mean = 0.0
         self.x_mean: np.ndarray | None = None
+        self._work: tuple[np.ndarray, np.ndarray] | None = None  # the draw's work arrays (see _buffers)
+        self._work_key: tuple | None = None
 
     def _reset(self, p: int) -> None:
         self.p = p
@@ -54,7 +56,7 @@ class HorseshoeRegression:
         sweep. The layout must be ``X``'s, as ``X / s`` gives (BOCS's features are Fortran-ordered): the
         product's BLAS path, and so its last bits, depend on it."""
         key = (X.shape, X.strides)
-        if getattr(self, "_work_key", None) != key:
+        if self._work is None or self._work_key != key:
             self._work, self._work_key = (np.empty_like(X), np.empty_like(X)), key
         return self._work
 
