@@ -77,7 +77,7 @@ class InteractionFeatures:
         out = np.empty((self.n_features, z.shape[1]))
         j = 0
         for t in self.terms:
-            block = np.take(z, t[:, 0], axis=0)  # a copy, and-ed in place (take: 1.7-4.7x faster than z[t[:, 0]])
+            block = np.take(z, t[:, 0], axis=0)  # a copy, and-ed in place (take: faster than z[t[:, 0]])
             for k in range(1, t.shape[1]):
                 block &= np.take(z, t[:, k], axis=0)
             out[j:j + len(t)] = block

@@ -26,8 +26,6 @@ Not a test: timings depend on the machine and its load.
 """
 from __future__ import annotations
 
-import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
-
 import argparse
 import json
 import os
@@ -234,6 +232,8 @@ def main() -> None:
         use_tree_from_env()
         print(json.dumps(worker(args.worker, args.n[0], args.repeats, args.seed, not args.skip_warmup)))
         return
+    # the parent only: a worker's stderr must end with its own error, which run_one reports
+    import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit; children included)
     codes = [c.split("=", 1) for c in args.code] or [["current", "."]]
     codes = [(lab, _code_path(spec)) for lab, spec in codes]
     print(f"load average at start {os.getloadavg()}, {os.cpu_count()} CPUs", flush=True)
