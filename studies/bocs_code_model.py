@@ -59,10 +59,10 @@ random points average -48.7 on wMaxSAT60):
   against the paper's -152.07 +- 8.52. The mechanism, measured on our first committed run (combo_maxsat,
   maxsat60, bocs_sa3, rep 0): its points in evaluations 20-60 set 40.8 of the 60 bits on average (random
   points 30, BOCS-SA at order 2 28.4; the optimum sets none), and dense assignments break the binary
-  clauses. Our reading, not measured apart: a Thompson sample of 36,050 coefficients fitted to 20-60 points
-  varies most where the most features are active, so its minimum lies at dense assignments. All four details
-  together (``code``) were not run here: the fresh 1,000-sweep chain at p = 36,050 costs about 100 CPU s per
-  ask at 80 points.
+  clauses. Why: a Thompson sample of 36,050 coefficients fitted to 20-60 points varies most where the most
+  features are active, so its minimum lies at dense assignments (measured, with the code's whole model too,
+  in ``studies/bocs_thompson_density.py``). All four details together (``code``) were not run here in whole
+  runs: the fresh 1,000-sweep chain at p = 36,050 costs about 100 CPU s per ask at 80 points.
 - **wMaxSAT28, BOCS-SDP (order 2, 270 evaluations; best value found):** ours -37.34 +- 0.47 (10 runs),
   uncentred -37.16 +- 0.74 (10 runs), the code's whole model (zero columns, uncentred, a fresh 1,000-sweep
   chain per fit; the SDP acquisition is already the code's) -34.94 +- 1.45 (3 runs: -34.83, -37.51, -32.49,
