@@ -114,14 +114,9 @@ def test_corrupt_table_says_how_to_rebuild(tmp_path):
 
 
 @needs_source
-def test_build_is_reproducible(tmp_path):
+def test_build_is_reproducible(tmp_path, load_script):
     """Rebuilding from the shared files gives the committed arrays."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("nb201_build", Path(__file__).resolve().parent.parent
-                                                  / "tables" / "nas_bench_201" / "build.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("tables/nas_bench_201/build.py", "nb201_build")
     out = mod.build(tmp_path / "t.h5", str(SHARED))
     for name in NAMES:
         a, c = make_benchmark(name).table, make_benchmark(name, {"table": str(out)}).table

@@ -478,16 +478,12 @@ def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
     assert main(args) == 2
 
 
-def test_committed_table_agrees_with_the_scorecard() -> None:
+def test_committed_table_agrees_with_the_scorecard(load_script) -> None:
     """studies/committed_table.py (the result pages' tables) reads the committed runs as the scorecard does."""
-    import importlib.util
-
     from benchsuite.paths import checkout_root
 
     root = checkout_root()
-    spec = importlib.util.spec_from_file_location("committed_table", root / "studies" / "committed_table.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("studies/committed_table.py")
     text = mod.table("nb201", "nb201_cifar10", scale=-100, offset=100, digits=3)
     card = pd.read_csv(root / "reproductions" / "scorecard.csv")
     row = card[(card.protocol == "nb201") & (card.benchmark == "nb201_cifar10") & (card.optimizer == "random_search")]

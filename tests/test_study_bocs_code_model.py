@@ -1,21 +1,13 @@
 """studies/bocs_code_model.py: its BOCS-code details do what its docstring says (the study's numbers rest on them)."""
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
-from benchsuite.paths import checkout_root
-
 
 @pytest.fixture(scope="module")
-def study():
-    path = checkout_root() / "studies" / "bocs_code_model.py"
-    spec = importlib.util.spec_from_file_location("bocs_code_model", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def study(load_script):
+    return load_script("studies/bocs_code_model.py")
 
 
 def _data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

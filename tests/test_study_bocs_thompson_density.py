@@ -1,21 +1,13 @@
 """studies/bocs_thompson_density.py: the pieces its numbers rest on (assignments per k, the committed run, samples)."""
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
-from benchsuite.paths import checkout_root
-
 
 @pytest.fixture(scope="module")
-def study():
-    path = checkout_root() / "studies" / "bocs_thompson_density.py"
-    spec = importlib.util.spec_from_file_location("bocs_thompson_density", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def study(load_script):
+    return load_script("studies/bocs_thompson_density.py")
 
 
 def test_fixed_assignments_set_exactly_k_bits(study) -> None:

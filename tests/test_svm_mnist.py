@@ -1,8 +1,6 @@
 """SVM on MNIST: live objective, the lookup table, the tabular and surrogate benchmarks."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +11,6 @@ from benchsuite.errors import DataError, InvalidConfigError
 from benchsuite.surrogate import CubicRbf, GridInterp
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
-TABLE_DIR = Path(__file__).resolve().parent.parent / "tables" / "svm_mnist"
 pytestmark = pytest.mark.skipif(not (SHARED / "mnist" / "train-images-idx3-ubyte.gz").exists(),
                                 reason=f"MNIST files not in {SHARED} (point BENCHSUITE_DATA at them)")
 FULL_TABLE = sm.TABLE_PATH
@@ -26,21 +23,10 @@ LEVELS = np.linspace(-10, 10, 3)
 FRACS = (0.25, 0.5, 1.0)
 
 
-def _table_module(name: str):
-    spec = importlib.util.spec_from_file_location(f"svm_table_{name}", TABLE_DIR / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(TABLE_DIR))
-    try:
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(TABLE_DIR))
-    return mod
-
-
 @pytest.fixture(scope="session")
-def small_table(tmp_path_factory) -> Path:
+def small_table(tmp_path_factory, load_script) -> Path:
     """A 3 x 3 x 3 table built by the table code from a 300-image pool (about a second)."""
-    merge = _table_module("merge")
+    merge = load_script("tables/svm_mnist/merge.py", "svm_table_merge")
     out = tmp_path_factory.mktemp("svm") / "small.h5"
     return merge.build_small(out, str(SHARED), 300, 200, 200, LEVELS, FRACS, 2)
 
@@ -113,8 +99,8 @@ def test_small_table_reproduces_live_code(small_table):
         assert loss[0] == fresh and cost[0] > 0
 
 
-def test_shard_resume_skips_existing(tmp_path, monkeypatch):
-    build = _table_module("build")
+def test_shard_resume_skips_existing(tmp_path, monkeypatch, load_script):
+    build = load_script("tables/svm_mnist/build.py", "svm_table_build")
     monkeypatch.setattr(build, "SHARD_DIR", tmp_path)
     done = build.shard_path(3, 40)
     done.write_bytes(b"finished earlier")
@@ -123,8 +109,8 @@ def test_shard_resume_skips_existing(tmp_path, monkeypatch):
     assert build.shard_path(3, 40).name == "shard_003_of_040.npz"
 
 
-def test_merge_refuses_missing_shards(tmp_path):
-    merge = _table_module("merge")
+def test_merge_refuses_missing_shards(tmp_path, load_script):
+    merge = load_script("tables/svm_mnist/merge.py", "svm_table_merge")
     with pytest.raises(SystemExit, match="40 of 40 shards missing"):
         merge.merge(40, tmp_path / "t.h5", shard_dir=tmp_path)
 
