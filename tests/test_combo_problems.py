@@ -151,6 +151,21 @@ def test_maxsat60_optimum_is_certified_and_matches_paper() -> None:
     assert MaxSAT28().optimum is None
 
 
+def test_maxcut_sets_score_an_assignment_and_its_complement_alike() -> None:
+    """What reproductions/notes.yaml (maxsat60, bocs_sa3) rests on: on the two max-cut sets a pull toward
+    assignments with many bits set costs nothing; on frb10-6-4 every bit set costs."""
+    rng = np.random.default_rng(0)
+    for cls in (MaxSAT28, MaxSAT43):
+        b = cls()
+        x = rng.integers(0, 2, size=(200, len(b.space.n_levels)))
+        np.testing.assert_allclose(b.evaluate_codes(x), b.evaluate_codes(1 - x), rtol=0, atol=1e-9)
+    b = MaxSAT60()
+    x = rng.integers(0, 2, size=(200, 60))
+    assert np.abs(b.evaluate_codes(x) - b.evaluate_codes(1 - x)).max() > 50
+    dense = np.ones((1, 60), dtype=np.int64)
+    assert b.evaluate_codes(dense)[0] == pytest.approx(-b.optimum)  # all bits set: as far above 0 as the optimum is below
+
+
 def test_wcnf_parser_and_errors(tmp_path) -> None:
     f = tmp_path / "t.wcnf"
     f.write_text("c test\np wcnf 3 3 100\n2 1 -2 0\n3 -1 0\n5 2 3 0\n")
