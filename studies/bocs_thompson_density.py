@@ -27,7 +27,8 @@ For every sample it records:
 - on fixed random assignments with exactly k bits set (k = 0, 5, ..., 60; ``--per-k`` of each): the
   sampled values. Over the samples this gives, per k, the posterior mean, the posterior spread (standard
   deviation across samples at a fixed assignment, averaged over the assignments), its share from the
-  third-order coefficients alone, and the mean over samples of the lowest sampled value at that k;
+  highest order's coefficients alone (third order for BOCS-SA3), and the mean over samples of the lowest
+  sampled value at that k;
 - the true loss of those assignments, per k.
 
 If the reading holds, the posterior mean at dense k is not low (the data say dense is bad, or nothing),
@@ -81,7 +82,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -93,8 +93,7 @@ from benchsuite.optimizers.acquisition.annealing import anneal_batch, unordered_
 from benchsuite.optimizers.bocs import InteractionFeatures
 from benchsuite.optimizers.models.sparse_blr import HorseshoeRegression
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bocs_code_model import CodeRegression  # noqa: E402
+from bocs_code_model import CodeRegression  # this folder: on sys.path when run as a script
 
 ROOT = Path(__file__).resolve().parents[1]
 KS = list(range(0, 61, 5))
@@ -188,9 +187,9 @@ def report(r: dict) -> None:
     f = r["found"]
     bits = np.array([x["bits"] for x in f])
     true = np.array([x["true"] for x in f])
-    print(f"\nrep {r['rep']}, n {r['n']}, order {r['order']}, {r['variant']}: data set {r['data_bits_mean']:.1f} bits on average; "
-          f"annealed minimisers set {bits.mean():.1f} bits (min {bits.min()}, max {bits.max()}), true loss "
-          f"{true.mean():+.1f}; median tau2 {np.median([x['tau2'] for x in f]):.3g}, sigma2 "
+    print(f"\nrep {r['rep']}, n {r['n']}, order {r['order']}, {r['variant']}: data set {r['data_bits_mean']:.1f} "
+          f"bits on average; annealed minimisers set {bits.mean():.1f} bits (min {bits.min()}, max {bits.max()}), "
+          f"true loss {true.mean():+.1f}; median tau2 {np.median([x['tau2'] for x in f]):.3g}, sigma2 "
           f"{np.median([x['sigma2'] for x in f]):.3g}, fit RMSE {np.median([x['fit_rmse'] for x in f]):.3g}; "
           f"{r['cpu_s']} CPU s", flush=True)
     print("   k   true  post.mean  spread  (top order)  mean sample min")

@@ -163,7 +163,8 @@ def test_maxcut_sets_score_an_assignment_and_its_complement_alike() -> None:
     x = rng.integers(0, 2, size=(200, 60))
     assert np.abs(b.evaluate_codes(x) - b.evaluate_codes(1 - x)).max() > 50
     dense = np.ones((1, 60), dtype=np.int64)
-    assert b.evaluate_codes(dense)[0] == pytest.approx(-b.optimum)  # all bits set: as far above 0 as the optimum is below
+    # all bits set: as far above 0 as the optimum is below
+    assert b.evaluate_codes(dense)[0] == pytest.approx(-b.optimum)
 
 
 def test_wcnf_parser_and_errors(tmp_path) -> None:
