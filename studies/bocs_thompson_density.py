@@ -80,6 +80,7 @@ n = 20 the order-2 rows set 34-39 bits.)
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import time
@@ -88,6 +89,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchsuite.analysis.reproductions import default_root, load_committed
 from benchsuite.benchmarks.maxsat import MaxSAT60
 from benchsuite.optimizers.acquisition.annealing import anneal_batch, unordered_mask
 from benchsuite.optimizers.bocs import InteractionFeatures
@@ -99,16 +101,22 @@ ROOT = Path(__file__).resolve().parents[1]
 KS = list(range(0, 61, 5))
 
 
-def committed_run(rep: int) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and losses of one committed BOCS-SA3 run on wMaxSAT60, in trial order."""
-    df = pd.read_csv(ROOT / "reproductions" / "combo_maxsat" / "runs.csv.xz",
-                     usecols=["benchmark", "optimizer", "repetition", "trial", "config", "loss"])
-    d = df[(df.benchmark == "maxsat60") & (df.optimizer == "bocs_sa3") & (df.repetition == rep)]
+@functools.lru_cache(maxsize=1)
+def _committed_bocs_sa3() -> pd.DataFrame:
+    """The committed BOCS-SA3 trials on wMaxSAT60, read once (the suite's reader, as the scorecard reads them)."""
+    df, _ = load_committed(default_root(), "combo_maxsat")
+    if df is None:
+        raise SystemExit("no committed runs of combo_maxsat under reproductions/")
+    return df[(df.benchmark == "maxsat60") & (df.optimizer == "bocs_sa3")]
+
+
+def committed_run(rep: int, space) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a benchsuite Space
+    """Codes (in ``space``) and losses of one committed BOCS-SA3 run on wMaxSAT60, in trial order."""
+    d = _committed_bocs_sa3()
+    d = d[d.repetition == rep].sort_values("trial")
     if d.empty:
         raise SystemExit(f"no committed bocs_sa3 run with repetition {rep} on maxsat60")
-    d = d.sort_values("trial")
-    codes = np.array([[int(c) for c in s.split(":", 1)[1]] for s in d.config], dtype=np.int64)
-    return codes, d.loss.to_numpy(float)
+    return space.to_codes([json.loads(c) for c in d.config]), d.loss.to_numpy(float)
 
 
 def fixed_assignments(rng: np.random.Generator, d: int, per_k: int) -> np.ndarray:
@@ -139,7 +147,7 @@ def samples(variant: str, X: np.ndarray, y: np.ndarray, n_samples: int, rng: np.
 
 def study(rep: int, n: int, variant: str, n_samples: int, per_k: int, seed: int, order: int = 3) -> dict:
     bench = MaxSAT60()
-    codes, losses = committed_run(rep)
+    codes, losses = committed_run(rep, bench.space)
     codes, losses = codes[:n], losses[:n]
     feats = InteractionFeatures(bench.space.n_levels, order)
     n3 = len(feats.terms[-1])  # the highest order's features come last

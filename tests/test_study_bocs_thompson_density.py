@@ -18,7 +18,9 @@ def test_fixed_assignments_set_exactly_k_bits(study) -> None:
 
 
 def test_committed_run_is_read_in_trial_order(study) -> None:
-    codes, losses = study.committed_run(0)
+    from benchsuite.benchmarks.maxsat import MaxSAT60
+
+    codes, losses = study.committed_run(0, MaxSAT60().space)
     assert codes.shape == (270, 60) and set(np.unique(codes)) <= {0, 1}
     assert np.isfinite(losses).all() and losses.min() < -100  # the run's incumbent is far below random points
 
