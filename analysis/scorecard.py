@@ -329,7 +329,7 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
         row = {"paper": claim.paper, "source": claim.source, "protocol": protocol.name, "benchmark": claim.benchmark,
                "optimizer": label, "published_error": "", "published_error_kind": "not_stated",
                "published_runs": claim.runs or "", "ours": "", "ours_se": "", "ours_runs": 0,
-               "method": claim.statement, "variant": False}
+               "method": claim.statement, "variant": claim.variant}
         setup = [claim.note] if claim.note else []
         if df is None:
             row["published"] = f"{claim.value:g}x faster" if claim.kind == "factor" else "equal within spread"

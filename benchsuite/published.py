@@ -26,11 +26,11 @@ A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label
 with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
 for it. ``note`` records a known difference of setup (it is shown for every verdict); ``variant: true`` marks
 a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). At the block's
-level, ``variant`` is every cell's default and ``note`` comes first in every cell's note: a protocol that runs
-the paper's methods in another setup (COMBO's binary problems on our own instances) shows the same numbers as
-variants, with that setup named on each row. A factor
-claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a number
-in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
+level, ``variant`` is every cell's and claim's default and ``note`` comes first in every cell's and claim's
+note: a protocol that runs the paper's methods in another setup (COMBO's binary problems on our own instances;
+Fabolas' SVM grid charged the paper's pool's costs) shows the same numbers as variants, with that setup named on
+each row. A factor claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a
+number in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
 Mistakes raise :class:`ProtocolError`, one line naming the key.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ _BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "high
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
               "not_run", "variant")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
-               "source", "note", "runs")
+               "source", "note", "runs", "variant")
 _GPU_KEYS = ("evaluation_s", "basis")
 
 
@@ -92,6 +92,7 @@ class PublishedClaim:
     offset: float = 0.0
     higher_is_better: bool = False
     note: str = ""
+    variant: bool = False  # the paper's statement checked in another setup of ours: shown, not counted
 
 
 @dataclass(frozen=True)
@@ -192,11 +193,15 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))
             ckind = c.choice(f"{k}.kind", claim["kind"], CLAIM_KINDS)
             bench = _label_in(c, f"{k}.benchmark", claim["benchmark"], benchmarks, "benchmark")
+            variant = claim.get("variant", block_variant)
+            if not isinstance(variant, bool):
+                raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
             common = dict(paper=paper, source=_text(c, f"{k}.source", claim.get("source", source)), kind=ckind,
                           benchmark=bench, statement=_text(c, f"{k}.statement", claim["statement"]),
                           runs=_runs(c, f"{k}.runs", claim.get("runs", runs)), scale=scale, offset=offset,
-                          higher_is_better=hib,
-                          note=_text(c, f"{k}.note", claim["note"]) if claim.get("note") is not None else "")
+                          higher_is_better=hib, variant=variant,
+                          note="; ".join(filter(None, [block_note, _text(c, f"{k}.note", claim["note"])
+                                                       if claim.get("note") is not None else ""])))
             if ckind == "factor":
                 for req in ("optimizer", "baseline", "value"):
                     if claim.get(req) is None:

@@ -403,6 +403,11 @@ class TabularBenchmark(Benchmark):
         """The search space; variable k indexes table axis k."""
         raise NotImplementedError
 
+    def cost_factors(self, table: Table) -> np.ndarray | None:
+        """Per tabulated fidelity, the factor every looked-up cost is charged at; ``None`` (the default): the
+        table's own costs. A benchmark overrides it to charge another setup's costs for the same losses."""
+        return None
+
     @classmethod
     def required_tables(cls) -> list[Path]:
         """Table files this benchmark reads (the workflow builds missing ones first)."""
@@ -431,8 +436,18 @@ class TabularBenchmark(Benchmark):
         self._fid_index = {v: i for i, v in enumerate(fv)}
         self._full = nf - 1
         self._nf, self._ns = nf, t.loss.shape[-1]
+        # the costs a lookup charges: the table's, or times a per-fidelity factor (cost_factors)
+        cost = t.cost
+        factors = self.cost_factors(t)
+        if factors is not None:
+            factors = np.asarray(factors, dtype=float)
+            if factors.shape != (nf,) or not (np.isfinite(factors).all() and (factors > 0).all()):
+                raise DataError(f"{self.name}: cost factors must be {nf} positive finite numbers, one per "
+                                f"fidelity; got {factors.tolist()}")
+            cost = cost * factors[:, None]
+        self._cost = cost
         # flat Python lists: a scalar lookup indexes a list (tens of ns) instead of a numpy array
-        self._lc_l = list(zip(t.loss.reshape(-1).tolist(), t.cost.reshape(-1).tolist()))  # (loss, cost) tuples
+        self._lc_l = list(zip(t.loss.reshape(-1).tolist(), cost.reshape(-1).tolist()))  # (loss, cost) tuples
         self._nseed_l = t.n_seeds.reshape(-1).tolist()
         test = t.test_loss
         self._test_l = test.reshape(-1).tolist() if test is not None else None
@@ -521,7 +536,7 @@ class TabularBenchmark(Benchmark):
         ns = t.n_seeds.reshape(-1, self._nf)[rows, fi]
         rep = np.asarray(seeds) % ns
         loss = t.loss.reshape(-1, self._nf, self._ns)
-        cost = t.cost.reshape(-1, self._nf, self._ns)
+        cost = self._cost.reshape(-1, self._nf, self._ns)
         return loss[rows, fi, rep], cost[rows, fi, rep]
 
     # -- the Benchmark interface -----------------------------------------------------------

@@ -111,6 +111,24 @@ def test_independent_instances_show_the_paper_table_as_variants() -> None:
     assert all(c.variant and "instance_mode independent" in c.note for c in ours)
 
 
+def test_the_pool_cost_protocol_shows_the_fabolas_claims_as_variants(tmp_path: Path) -> None:
+    """fabolas_svm_grid_pool50k repeats fabolas_svm_grid's six claims (the same statements, the paper's pool's
+    costs charged): a block-level variant reaches claims as it does cells, with the setup first in each note,
+    and its rows are shown, not counted."""
+    paper = load_protocol_named("fabolas_svm_grid").published.claims
+    ours = load_protocol_named("fabolas_svm_grid_pool50k").published.claims
+    key = [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in paper]
+    assert [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in ours] == key
+    assert all(c.variant and "50,000-image pool" in c.note for c in ours)
+    assert not any(c.variant for c in paper)
+    protos = {n: load_protocol_named(n) for n in ("fabolas_svm_grid", "fabolas_svm_grid_pool50k")}
+    card = S.build(protos, tmp_path)  # nothing committed under tmp_path
+    rows = card[card["protocol"] == "fabolas_svm_grid_pool50k"]
+    assert len(rows) == 6 and rows["variant"].all() and (rows["verdict"] == "not-run (no runs yet)").all()
+    assert rows["note"].str.contains("50,000-image pool").all()
+    assert int(S.counts(card).to_numpy().sum()) == 6  # the paper protocol's six claims only
+
+
 # -- verdicts -------------------------------------------------------------------------------
 def _cell(value: float, error: float | None, kind: str = "standard_error", runs: int | None = 10,
           hib: bool = False) -> PublishedCell:

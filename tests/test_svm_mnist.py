@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchsuite.benchmarks import svm_mnist as sm
-from benchsuite.errors import DataError, InvalidConfigError
+from benchsuite.errors import DataError, InvalidConfigError, InvalidSettingError
 from benchsuite.surrogate import CubicRbf, GridInterp
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -139,6 +139,44 @@ def test_tabular_vectorised_lookup_matches_scalar(small_table):
     for k in range(50):
         r = b.evaluate({"x0": float(LEVELS[ic[k]]), "x1": float(LEVELS[ig[k]])}, FRACS[i_s[k]], int(rep[k]))
         assert (r.loss, r.cost_s) == (loss[k], cost[k])
+
+
+def test_cost_pool_charges_the_bigger_pools_costs_for_the_same_losses(small_table):
+    """cost_pool: the losses stay the table's; each cost is the table's times one factor per s, the table's typical
+    cost at s * pool images over its typical cost at s * its own pool. The small table has 75, 150, 300 images,
+    so a 600-image pool lands on its next size up (s = 1/4, 1/2) or one doubling beyond it (s = 1)."""
+    own = sm.SvmMnistTabular(table=str(small_table))
+    assert own.cost_factors(own.table) is None  # the default (the table's own pool) charges the table's costs
+    big = sm.SvmMnistTabular(table=str(small_table), cost_pool=600)
+    t = own.table
+    assert t.arrays["n_train"].tolist() == [75, 150, 300]
+    med = np.nanmedian(np.nanmean(t.cost, axis=-1).reshape(-1, 3), axis=0)
+    expected = [med[1] / med[0], med[2] / med[1], med[2] / med[1]]
+    np.testing.assert_allclose(big.cost_factors(t), expected, rtol=1e-12)
+    rng = np.random.default_rng(1)
+    ic, ig, i_s = (rng.integers(0, 3, 40) for _ in range(3))
+    rep = rng.integers(0, 10**9, 40)
+    for k in range(40):
+        c = {"x0": float(LEVELS[ic[k]]), "x1": float(LEVELS[ig[k]])}
+        a, b = own.evaluate(c, FRACS[i_s[k]], int(rep[k])), big.evaluate(c, FRACS[i_s[k]], int(rep[k]))
+        assert b.loss == a.loss and b.cost_s == pytest.approx(a.cost_s * expected[i_s[k]], rel=1e-12)
+    loss, cost = big.lookup(big.rows_of([ic, ig]), i_s, rep)  # the vectorised path charges the same
+    for k in range(40):
+        r = big.evaluate({"x0": float(LEVELS[ic[k]]), "x1": float(LEVELS[ig[k]])}, FRACS[i_s[k]], int(rep[k]))
+        assert (r.loss, r.cost_s) == (loss[k], cost[k])
+    assert "costs charged for a 600-image pool" in big.describe()
+    with pytest.raises(InvalidSettingError, match="at least the table's pool of 300"):
+        sm.SvmMnistTabular(table=str(small_table), cost_pool=200)
+
+
+@needs_full_table
+def test_paper_pool_factors_on_the_committed_table():
+    """The factors the variant protocol fabolas_svm_grid_pool50k charges on the committed table: above 1 (a fit's
+    cost grows faster than linearly in n), 10.5 at s = 1/128 and 54 at s = 1."""
+    b = sm.SvmMnistTabular(cost_pool=sm.PAPER_POOL_SIZE)
+    f = b.cost_factors(b.table)
+    assert f.shape == (8,) and (f > 1).all()
+    assert f[0] == pytest.approx(10.48, abs=0.01) and f[-1] == pytest.approx(53.90, abs=0.01)
 
 
 def test_tabular_errors(small_table, tmp_path):
