@@ -17,7 +17,8 @@ error in the benchmark's table (``svm_mnist``), else the benchmark's known optim
 of the protocol as it now stands) instead of result files, and prints each of its published factor
 claims as the scorecard computes it (median over runs of each run's first time at the target) on the
 paper's clock as run, on the evaluation costs alone and on the costs the paper's 50,000-image pool would have
-had (``paper_pool_factors``; same decisions), with how much of each method's clock is its overhead:
+had (``paper_pool_factors``; same decisions), with how much of each method's clock is its overhead and, for the
+multi-fidelity methods, the share of evaluations at each s:
 
     .venv/bin/python studies/time_to_target.py --protocol protocols/fabolas_svm_grid.yaml --committed
 """
@@ -91,6 +92,9 @@ def committed_claims(protocol, root=None) -> None:
         runs = g.groupby("repetition")
         share = (runs["overhead_s"].sum() / runs["told_time"].max()).median()
         print(f"  {b} {o}: {runs.ngroups} runs, overhead a median {100 * share:.0f} % of the clock at the end")
+        mix = g["fidelity"].astype(float).value_counts(normalize=True).sort_index()
+        if len(mix) > 1:  # where a multi-fidelity method spends its evaluations
+            print("      evaluations per s: " + ", ".join(f"{s:.4g}: {100 * f:.0f} %" for s, f in mix.items()))
     for claim in protocol.published.claims if protocol.published else ():
         if claim.kind != "factor":
             continue

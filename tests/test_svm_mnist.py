@@ -168,6 +168,13 @@ def test_cost_pool_charges_the_bigger_pools_costs_for_the_same_losses(small_tabl
     with pytest.raises(InvalidSettingError, match="at least the table's pool of 300"):
         sm.SvmMnistTabular(table=str(small_table), cost_pool=200)
 
+    class Bad(sm.SvmMnistTabular):  # a plugin's cost_factors of the wrong shape: one line at setup
+        def cost_factors(self, table):
+            return np.array([1.0, 2.0])
+
+    with pytest.raises(DataError, match="cost factors must be 3 positive finite numbers"):
+        Bad(table=str(small_table))
+
 
 @needs_full_table
 def test_paper_pool_factors_on_the_committed_table():
