@@ -240,7 +240,7 @@ rule index:
 
 # The scorecard: every published cell beside ours, from the committed runs alone (reproductions/, issue 25).
 # A protocol's runs are committed with `benchsuite reproductions collect PROTOCOL --results results`.
-from benchsuite.analysis.reproductions import default_root as _reproductions_root
+from benchsuite.analysis.reproductions import RUNS_FILE as _RUNS_FILE, default_root as _reproductions_root
 
 REPRODUCTIONS = str(_reproductions_root())
 
@@ -249,7 +249,7 @@ rule reproductions:
     """reproductions/scorecard.csv and SCORECARD.md from the committed runs and the protocols' published: blocks."""
     input:
         [p.path for p in PROTOCOLS.values() if p.published is not None and (p.published.cells or p.published.claims)],
-        sorted(glob.glob(os.path.join(REPRODUCTIONS, "*", "runs.csv.xz"))),
+        sorted(glob.glob(os.path.join(REPRODUCTIONS, "*", _RUNS_FILE))),
         sorted(glob.glob(os.path.join(REPRODUCTIONS, "notes.yaml"))),
     output:
         os.path.join(REPRODUCTIONS, "scorecard.csv"),

@@ -1,30 +1,45 @@
-"""Committed runs: ``reproductions/<protocol>/runs.csv.xz`` and ``provenance.json``, built from a results folder.
+"""Committed runs: ``reproductions/<protocol>/runs.columns.xz`` and ``provenance.json``, built from a results folder.
 
     benchsuite reproductions collect PROTOCOL --results DIR    # add finished runs to the committed record
     benchsuite reproductions restore PROTOCOL --results DIR    # write the committed runs back as result files
 
-``runs.csv.xz`` is the aggregated one-row-per-trial frame of :func:`benchsuite.analysis.load_runs`
+``runs.columns.xz`` is the aggregated one-row-per-trial frame of :func:`benchsuite.analysis.load_runs`
 (every per-run column, plus the run keys); ``provenance.json`` holds what the runs were made with
 (commits, versions, machines), the compute spent, the repetitions done per cell, every run's own
 provenance record (the fields all runs share written once in ``run_common``, those of one benchmark's runs
 in ``benchmark_common``, those of one cell's runs, such as the optimizer's settings, in ``cell_common``;
-:func:`run_provenances` merges them back) and the sha256 of ``runs.csv.xz``. Factoring by cell took the
+:func:`run_provenances` merges them back) and the sha256 of ``runs.columns.xz``. Factoring by cell took the
 nine protocols' provenance files from 3.08 to 1.85 MB; the per-run rest of each record is written, one line
 per run, to ``provenance_runs.jsonl.xz`` beside it (named with its sha256 under ``run_records``; 1.8 MB ->
 0.08 MB), which :func:`read_provenance` reads back in, so a ``provenance.json`` with its runs inline (as
 written before) reads the same.
-The frame is xz-compressed (preset 6, extreme): 35-40 % smaller than gzip on these files (combo_binary
-5.70 -> 3.71 MB, nb201 5.38 -> 3.36 MB), read back in 1.3x gzip's CPU time (nb201: 0.91 against 0.68 s),
-at about 2 minutes of compression per collect of the largest protocols (``perf/bench_runs_format.py``);
-pandas reads it as it is (``pd.read_csv("runs.csv.xz")``), a configuration of small integers written as a
-digit string there ("~x01+28:0110...": first name, count, digits; "~e00_0_1,e01_1_2,...:01...": names, digits;
-:func:`encode_config`), which :func:`read_runs` turns back into its JSON text.
+The frame is written column by column (:func:`_frame_text`: a JSON line with the column names and the length of
+each column's block, then each column as a one-column CSV) and xz-compressed (preset 9, extreme). A column's
+values side by side compress far better than rows that interleave configurations, losses and clocks: the eleven
+protocols' frames took 31.26 MB as the row-by-row CSV committed until 2026-11-28 and 19.81 MB so (``benchsuite
+reproductions collect --rewrite`` of each, 2026-11-28; one protocol's formats side by side:
+``perf/bench_runs_format.py``). :func:`read_runs` parses each column as the whole CSV was parsed (the same
+dtypes, exact floats) and reads the row-by-row files too (:data:`LEGACY_RUNS_FILE`, which the next collect
+replaces). Without benchsuite::
+
+    import io, json, lzma, pandas as pd
+    text = lzma.open("reproductions/nb201/runs.columns.xz", "rt", newline="").read()
+    head, body = text.split("\n", 1)
+    cols, at = {}, 0
+    for name, n in json.loads(head)["columns"].items():
+        cols[name] = pd.read_csv(io.StringIO(body[at:at + n]), header=None, skip_blank_lines=False)[0]
+        at += n
+    df = pd.DataFrame(cols)
+
+A configuration of small integers is written as a digit string ("~x01+28:0110...": first name, count, digits;
+"~e00_0_1,e01_1_2,...:01...": names, digits; :func:`encode_config`), which :func:`read_runs` turns back into
+its JSON text.
 
 Collecting merges with what is committed: a committed run is kept unless ``replace`` is asked for,
 runs that are not jobs of the protocol as it stands (unknown labels, another seed) are refused, and
 nothing is written when the result would hold fewer runs than the committed file. Both files are
-written atomically (``runs.csv.xz`` first; a ``provenance.json`` whose sha256 does not match says the
-pair is out of step). A corrupt or truncated ``runs.csv.xz`` is a one-line :class:`DataError` naming it.
+written atomically (``runs.columns.xz`` first; a ``provenance.json`` whose sha256 does not match says the
+pair is out of step). A corrupt or truncated runs file is a one-line :class:`DataError` naming it.
 
 Resuming a partly committed protocol: ``restore`` writes each committed run back to
 ``results/<protocol>/<benchmark>/<optimizer>/repNNN.csv`` (the timing columns and provenance as
@@ -53,12 +68,22 @@ from benchsuite.errors import DataError
 from benchsuite.results import atomic_write_text, atomic_write_with, sha256_bytes
 
 RUN_KEYS = ("benchmark", "optimizer", "repetition")
-RUNS_FILE = "runs.csv.xz"  # a protocol's committed runs, beside provenance.json
+# a protocol's committed runs, beside provenance.json: the frame column by column (:func:`_frame_text`), xz-compressed.
+# Each column's values side by side compress far better than rows that interleave configurations, losses and
+# clocks: the eleven frames took 31.26 MB as row-by-row CSV and 19.81 MB so (docs/workflow.md, "Size").
+RUNS_FILE = "runs.columns.xz"
+RUNS_FORMAT = "benchsuite runs by column"
+_RUNS_HEAD = '{"format": "' + RUNS_FORMAT + '"'
+# the row-by-row CSV (xz) committed until 2026-11-28, which pandas reads as it is: still read, and replaced by
+# RUNS_FILE at the protocol's next collect (or `collect --rewrite`)
+LEGACY_RUNS_FILE = "runs.csv.xz"
 # every run's own provenance record, one JSON object per line, xz-compressed, beside provenance.json (which names
 # it and its sha256 under "run_records"): the records were 1.8 of the 2.0 MB of the nine protocols' provenance
 # files as indented JSON, 0.08 MB compressed, while the summary a reader opens stays plain JSON
 RUN_RECORDS_FILE = "provenance_runs.jsonl.xz"
-_XZ = {"method": "xz", "preset": 6 | lzma.PRESET_EXTREME}
+# 4-10 % smaller than preset 6 on these frames (combo_binary 3.10 -> 2.96 MB, nb201_authors 2.96 -> 2.66); its
+# 64 MB dictionary spans whole columns. Writing the largest frame took 55 CPU s and 1.2 GB of memory.
+_XZ_PRESET = 9 | lzma.PRESET_EXTREME
 # columns that measure real time: they differ between two runs of the same seed. The clock columns
 # (ask/start/end/told) measure it only when the optimizer's overhead is on the clock; without it they
 # are sums of simulated costs, reproducible like any other column.
@@ -66,16 +91,16 @@ CLOCK_COLUMNS = ("ask_time", "start_time", "end_time", "told_time")
 TIMING_COLUMNS = (*CLOCK_COLUMNS, "overhead_s")
 # measured times are committed to 4 significant digits (0.1 ms of a second-long overhead, 1 s of a clock at
 # 10^4 s): their further digits are noise no rerun reproduces, and they are most of the file's size
-# (issue 25 asked for reproductions/ under 30 MB; now 35 MB, see docs/workflow.md "Size").
+# (issue 25 asks for reproductions/ under 30 MB, see docs/workflow.md "Size").
 TIMING_DIGITS = 4
 # simulated clocks (sums of tabulated or nominal costs, overhead off the clock) are reproducible to the last
 # bit, but their 17 digits were most of a tabulated protocol's file (nb201_authors: 4 of 5.6 MB). They are
 # committed to 6 significant digits (1 s at 10^5 s of simulated training), and a rerun is compared after the
 # same rounding, so --verify still checks them exactly.
 CLOCK_DIGITS = 6
-# the checkout's reproductions/ is kept under this many MB (issue 25 asked for 30; docs/workflow.md "Size" says
-# why it is 35): `collect` says so when a protocol's new frame takes the folder above it
-SIZE_LIMIT_MB = 35.0
+# the checkout's reproductions/ is kept under this many MB (issue 25; docs/workflow.md "Size"): `collect` says so
+# when a protocol's new frame takes the folder above it
+SIZE_LIMIT_MB = 30.0
 # provenance fields that differ between two runs of the same job without changing a result
 _VOLATILE_PROVENANCE = ("finished_utc", "path", "hostname", "platform", "processor", "machine")
 # pandas >= 3 reads every float back as written; pandas 2 needs the round-trip parser for that
@@ -110,21 +135,66 @@ def results_of(results: str | os.PathLike, protocol: str) -> Path:
                     "give the workflow's results folder with --results")
 
 
-def read_runs(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a committed runs file exactly (floats round-trip); corrupt or truncated -> one-line DataError."""
+def _frame_text(df: pd.DataFrame) -> str:
+    """The committed text of a frame, column by column (:data:`RUNS_FILE`): a JSON line naming the format, the
+    number of rows and each column's name with the length of its block, then the blocks, each the column's values
+    as a header-less one-column CSV (one value per line, as ``to_csv`` writes them)."""
+    blocks = {str(c): df[[c]].to_csv(header=False, index=False, lineterminator="\n") for c in df.columns}
+    head = {"format": RUNS_FORMAT, "version": 1, "rows": len(df), "columns": {c: len(t) for c, t in blocks.items()}}
+    return json.dumps(head) + "\n" + "".join(blocks.values())
+
+
+def _read_column(name: str, block: str) -> pd.Series:
+    """One column's block, parsed as the whole-frame CSV parsed it (the same dtypes, empty -> NaN, exact floats)."""
+    return pd.read_csv(io.StringIO(block), header=None, names=[name], dtype=_DTYPES.get(name),
+                       keep_default_na=False, na_values=[""], skip_blank_lines=False, **_EXACT)[name]
+
+
+def _parse_columns(text: str) -> pd.DataFrame:
+    head_line, _, body = text.partition("\n")
+    head = json.loads(head_line)
+    if head.get("format") != RUNS_FORMAT or head.get("version") != 1:
+        raise ValueError(f"format {head.get('format')!r} version {head.get('version')!r}, not {RUNS_FORMAT!r} 1")
+    rows, pos, data = int(head["rows"]), 0, {}
+    for name, n in head["columns"].items():
+        block = body[pos:pos + int(n)]
+        pos += int(n)
+        if len(block) != int(n):
+            raise ValueError(f"column {name} ends after {len(block)} of its {n} characters")
+        data[name] = _read_column(name, block) if rows else pd.Series([], dtype=object, name=name)
+        if len(data[name]) != rows:
+            raise ValueError(f"column {name} holds {len(data[name])} values, not {rows}")
+    if pos != len(body):
+        raise ValueError(f"{len(body) - pos} characters after the last column")
+    return pd.DataFrame(data)
+
+
+def read_runs(path: str | os.PathLike, decode: bool = True) -> pd.DataFrame:
+    """Read a committed runs file exactly (floats round-trip); corrupt or truncated -> one-line DataError.
+
+    Reads the column-by-column file (:data:`RUNS_FILE`) and the row-by-row CSV committed before it
+    (:data:`LEGACY_RUNS_FILE`, xz or gzip). ``decode=False``: configurations as committed (digit strings)."""
     p = Path(path)
     try:
-        df = pd.read_csv(p, dtype=_DTYPES, compression=_compression_of(p), keep_default_na=False, **_EXACT,
-                         na_values=[""])
+        raw = p.read_bytes()
+        kind = _compression_of(p)
+        data = lzma.decompress(raw) if kind == "xz" else gzip.decompress(raw) if kind == "gzip" else raw
+        text = data.decode("utf-8")
+        if text.startswith(_RUNS_HEAD):
+            df = _parse_columns(text)
+        else:
+            df = pd.read_csv(io.StringIO(text), dtype=_DTYPES, keep_default_na=False, **_EXACT, na_values=[""])
     except FileNotFoundError:
         raise DataError(f"{p}: no such file") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError,
-            pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError, OSError, UnicodeDecodeError, KeyError,
+            TypeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise DataError(f"{p}: corrupt or truncated runs file ({' '.join(str(exc).split()) or type(exc).__name__}); "
                         f"restore it with `git checkout -- {p}`") from None
     missing = [c for c in (*RUN_KEYS, "seed", "trial", "config", "incumbent_loss") if c not in df.columns]
     if missing:
         raise DataError(f"{p}: not a runs file of benchsuite, column(s) {', '.join(missing)} missing")
+    if not decode:
+        return df
     try:
         return decode_configs(df)
     except ValueError as exc:
@@ -295,10 +365,22 @@ def run_provenances(prov: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def runs_path(d: Path) -> Path:
+    """The committed runs file of the protocol folder ``d``: :data:`RUNS_FILE`, or the row-by-row CSV committed
+    before it (:data:`LEGACY_RUNS_FILE`) where only that one is there."""
+    return d / LEGACY_RUNS_FILE if not (d / RUNS_FILE).exists() and (d / LEGACY_RUNS_FILE).exists() else d / RUNS_FILE
+
+
+def _drop_legacy(d: Path) -> None:
+    """After :data:`RUNS_FILE` and the provenance naming its sha256 are written, the row-by-row file goes."""
+    if (d / RUNS_FILE).exists() and (d / LEGACY_RUNS_FILE).exists():
+        (d / LEGACY_RUNS_FILE).unlink()
+
+
 def load_committed(root: str | os.PathLike, protocol: str) -> tuple[pd.DataFrame | None, dict[str, Any]]:
     """The committed frame (None when there is none) and provenance of ``protocol`` under ``root``."""
     d = protocol_dir(root, protocol)
-    runs = d / RUNS_FILE
+    runs = runs_path(d)
     prov = read_provenance(d / "provenance.json")
     if not runs.exists():
         return None, prov
@@ -421,12 +503,12 @@ def _of_runs(df: pd.DataFrame, keys: set[tuple[str, str, int]]) -> pd.Series:
 
 
 def _write_runs(df: pd.DataFrame, path: Path, whole: bool = False) -> str:
-    """Write the frame xz-compressed and atomically (byte-stable: xz has no timestamp), small-integer
-    configurations as digit strings (:func:`encode_config`); its sha256. ``whole``: every column must read
-    back identical (a frame read from a committed file), not only the configurations."""
+    """Write the frame column by column (:func:`_frame_text`), xz-compressed and atomically (byte-stable: xz has no
+    timestamp), small-integer configurations as digit strings (:func:`encode_config`); its sha256. ``whole``:
+    every column must read back identical (a frame read from a committed file), not only the configurations."""
     tmp = path.with_name(path.name + ".part")
     try:
-        encode_configs(df).to_csv(tmp, index=False, compression=_XZ)
+        tmp.write_bytes(lzma.compress(_frame_text(encode_configs(df)).encode("utf-8"), preset=_XZ_PRESET))
         back = read_runs(tmp)  # what was written reads back whole, or nothing is replaced
         if len(back) != len(df):
             raise DataError(f"{tmp}: wrote {len(df)} rows but {len(back)} read back; nothing replaced")
@@ -450,7 +532,7 @@ def _write_runs(df: pd.DataFrame, path: Path, whole: bool = False) -> str:
 
 def _check_pair(d: Path, prov: Mapping[str, Any]) -> None:
     """A committed runs file and its provenance must belong together (sha256 recorded at collection)."""
-    runs = d / RUNS_FILE
+    runs = runs_path(d)
     want = prov.get("runs_sha256")
     if runs.exists() and not prov:
         raise DataError(f"{d / 'provenance.json'}: missing beside {runs}; restore both with `git checkout -- {d}`")
@@ -583,19 +665,21 @@ def collect(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
                                 kind="stable").drop(columns="_order").reset_index(drop=True)
     merged_keys = _run_keys(merged)
     if len(merged_keys) < len(old_keys) or not old_keys <= merged_keys:
-        raise DataError(f"{d / RUNS_FILE}: the merge would hold {len(merged_keys)} runs, fewer than the "
+        raise DataError(f"{runs_path(d)}: the merge would hold {len(merged_keys)} runs, fewer than the "
                         f"{len(old_keys)} committed; nothing written")
     d.mkdir(parents=True, exist_ok=True)
     summary = _summary(merged, [*old_provs, *new_provs], protocol)
     summary["runs_sha256"] = _write_runs(merged, d / RUNS_FILE)
     summary["updated_utc"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_provenance(d, summary)
+    _drop_legacy(d)
     report.update(written=True, runs=len(merged_keys))
     return report
 
 
 def rewrite(root: str | os.PathLike, name: str) -> dict[str, Any]:
-    """Write a protocol's committed frame again in the current committed form (digit-string configurations),
+    """Write a protocol's committed frame again in the current committed form (:data:`RUNS_FILE`, column by column,
+    digit-string configurations; a row-by-row :data:`LEGACY_RUNS_FILE` is replaced by it),
     its provenance's sha256 with it. Every column must read back identical, or nothing is replaced; no run is
     added or dropped. A frame takes the form anyway at its next collect: this is for a complete protocol."""
     d = protocol_dir(root, name)
@@ -603,10 +687,11 @@ def rewrite(root: str | os.PathLike, name: str) -> dict[str, Any]:
     _check_pair(d, prov)
     if old is None:
         raise DataError(f"{d / RUNS_FILE}: no committed runs to rewrite")
-    before = (d / RUNS_FILE).stat().st_size
+    before = runs_path(d).stat().st_size
     digest = _write_runs(old, d / RUNS_FILE, whole=True)
     if digest != prov.get("runs_sha256"):
         write_provenance(d, {**prov, "runs_sha256": digest})
+    _drop_legacy(d)
     return {"protocol": name, "runs": len(_run_keys(old)), "bytes_before": before,
             "bytes_after": (d / RUNS_FILE).stat().st_size}
 

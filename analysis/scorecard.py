@@ -3,7 +3,7 @@
     benchsuite reproductions                 # reproductions/scorecard.csv and reproductions/SCORECARD.md
 
 For each protocol with a ``published:`` block (:mod:`benchsuite.published`) and each of its cells,
-ours is the mean and standard error over the committed runs (``reproductions/<protocol>/runs.csv.xz``)
+ours is the mean and standard error over the committed runs (``reproductions/<protocol>/runs.columns.xz``)
 of the protocol's reported quantity at its table point (the budget, as the protocol's own report
 table), in the paper's units (``offset + scale * ours``). Verdicts:
 
@@ -401,7 +401,7 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
     """``SCORECARD.md``: counts by verdict, then one table per paper and protocol, ours beside the paper's."""
     lines = ["# What is reproduced: the scorecard", "",
              "Every number the five papers (and NAS-Bench-201) publish for a protocol of this suite, beside ours "
-             "from the committed runs (`reproductions/<protocol>/runs.csv.xz`). Regenerate with "
+             "from the committed runs (`reproductions/<protocol>/runs.columns.xz`). Regenerate with "
              "`benchsuite reproductions` (or `snakemake reproductions`); the rules for each verdict are in "
              "`analysis/scorecard.py`, measured causes of differences in `reproductions/notes.yaml`. "
              "The same rows as CSV: [scorecard.csv](scorecard.csv).", "", "## Counts by verdict", ""]

@@ -29,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Without an action: build reproductions/scorecard.csv and reproductions/SCORECARD.md from the "
                     "committed runs alone. `collect` adds a results folder's finished runs of a protocol to "
-                    "reproductions/<protocol>/ (runs.csv.xz, provenance.json); `restore` writes the committed "
+                    "reproductions/<protocol>/ (runs.columns.xz, provenance.json); `restore` writes the committed "
                     "runs back as result files so that the workflow resumes without rerunning them.",
         epilog="Examples:\n"
                "  benchsuite reproductions\n"

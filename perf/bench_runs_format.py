@@ -1,13 +1,15 @@
-"""Size and read/write time of a committed runs frame as gzip, as xz and as xz with digit-string configurations.
+"""Size and read/write time of a committed runs frame: row-by-row CSV as gzip and as xz, and column by column.
 
     OMP_NUM_THREADS=1 .venv/bin/python perf/bench_runs_format.py [--protocol combo_binary] [--repeats 3]
 
-Issue 25: keep reproductions/ small. Reads ``reproductions/<protocol>/runs.csv.xz``, writes the same frame
-as gzip (pandas' default level, what was committed first), as xz (preset 6, extreme) with JSON
-configurations, and as xz with small-integer configurations as digit strings (what ``collect`` writes now,
-:func:`encode_config`) into a temporary folder, and reports each file's size, the CPU seconds of writing it
-once and the median CPU seconds of reading it back with :func:`read_runs` (the scorecard's and --verify's
-reader). Ratios measured in one run are the figures to compare; the load average is printed at the end.
+Issue 25: keep reproductions/ small. Reads the committed frame of ``reproductions/<protocol>/`` and writes the
+same frame into a temporary folder as row-by-row CSV, gzip (pandas' default level, what was committed first),
+xz (preset 6, extreme) with JSON configurations, xz with small-integer configurations as digit strings
+(:func:`encode_config`; committed from 2026-11-27), and column by column with digit strings, xz preset 9e
+(``runs.columns.xz``, what ``collect`` writes since 2026-11-28: :func:`_write_runs`, which also reads the file
+back to check it). It reports each file's size, the CPU seconds of writing it once and the median CPU seconds of
+reading it back with :func:`read_runs` (the scorecard's and --verify's reader). Ratios measured in one run are
+the figures to compare; the load average is printed at the end.
 Measured on combo_maxsat (2026-11-27, load 5.5-7): gzip 7.92 MB, xz 4.63 MB, xz with digit strings 3.85 MB;
 writing 10.2 / 112.8 / 52.7 CPU s, reading 1.15 / 1.38 / 2.45 CPU s.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import _clock  # noqa: F401  (prints CPU s, wall s and the load average at exit)
 
 import argparse
+import lzma
 import statistics
 import tempfile
 import time
@@ -39,20 +42,25 @@ def main() -> None:
     ap.add_argument("--protocol", default="combo_binary")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    df = R.read_runs(REPO / "reproductions" / args.protocol / R.RUNS_FILE)
+    df = R.read_runs(R.runs_path(REPO / "reproductions" / args.protocol))
     print(f"{args.protocol}: {len(df):,} rows x {df.shape[1]} columns")
     print("| format | MB | write CPU s | read CPU s (median) |")
     print("|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
-        formats = (("gzip (pandas default), JSON", {"method": "gzip", "mtime": 0}, False),
-                   ("xz preset 6e, JSON", R._XZ, False), ("xz preset 6e, digit strings", R._XZ, True))
+        formats = (("rows, gzip (pandas default), JSON", {"method": "gzip", "mtime": 0}, False),
+                   ("rows, xz preset 6e, JSON", {"method": "xz", "preset": 6 | lzma.PRESET_EXTREME}, False),
+                   ("rows, xz preset 6e, digit strings", {"method": "xz", "preset": 6 | lzma.PRESET_EXTREME}, True),
+                   ("columns, xz preset 9e, digit strings (committed)", None, True))
         for i, (name, comp, digits) in enumerate(formats):
-            path = Path(tmp) / f"runs{i}.{'csv.gz' if comp['method'] == 'gzip' else 'csv.xz'}"
-            out = R.encode_configs(df) if digits else df
-            w = cpu(lambda: out.to_csv(path, index=False, compression=comp))  # noqa: B023
+            if comp is None:
+                path = Path(tmp) / R.RUNS_FILE
+                w = cpu(lambda: R._write_runs(df, path))  # noqa: B023
+            else:
+                path = Path(tmp) / f"runs{i}.{'csv.gz' if comp['method'] == 'gzip' else 'csv.xz'}"
+                out = R.encode_configs(df) if digits else df
+                w = cpu(lambda: out.to_csv(path, index=False, compression=comp))  # noqa: B023
             r = statistics.median(cpu(lambda: R.read_runs(path)) for _ in range(args.repeats))  # noqa: B023
             print(f"| {name} | {path.stat().st_size / 1e6:.2f} | {w:.1f} | {r:.2f} |")
-
 
 if __name__ == "__main__":
     main()

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchsuite.analysis import reproductions as R
+
 REPO = Path(__file__).resolve().parents[1]
 PROTOCOLS = ("dngo_table1", "combo_binary", "combo_binary_independent", "combo_maxsat", "combo_ordinal_categorical",
              "fabolas_branin_mf", "nasbot_cpu", "deeparchitect_nb201", "nb201")
@@ -80,11 +82,10 @@ def main() -> None:
         prov_path = REPO / "reproductions" / name / "provenance.json"
         prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
         done, hours = prov.get("repetitions_done", {}), prov.get("compute_hours", {})
-        runs_path = REPO / "reproductions" / name / "runs.csv.xz"
+        runs_path = R.runs_path(REPO / "reproductions" / name)
         made = {}  # evaluations the committed runs made, per benchmark (a time budget's real size)
         if runs_path.exists():
-            import pandas as pd
-            r = pd.read_csv(runs_path, usecols=["benchmark", "optimizer", "repetition", "evaluation"])
+            r = R.read_runs(runs_path, decode=False)
             made = r.groupby(["benchmark", "optimizer", "repetition"])["evaluation"].max().groupby("benchmark").mean()
         total = 0.0
         for b in p.benchmarks:

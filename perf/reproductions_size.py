@@ -2,16 +2,15 @@
 
     .venv/bin/python perf/reproductions_size.py [--repo .]
 
-Issue 25 asked for ``reproductions/`` under 30 MB in the checkout (35 MB since 2026-11-27: docs/workflow.md,
-"Size"). Every ``collect`` writes a protocol's whole ``runs.csv.xz`` again, and git cannot store an xz file as
-a small change to its last version, so each collect adds the protocol's whole frame to the history. This
-script prints, per protocol folder, the bytes in the checkout, the number of versions of its files in the
-history and the bytes git stores for all of them (``git cat-file``'s on-disk size of every blob ever committed
-under the folder: frames, provenance, figures), and the totals. It reads git's object list once (0.2 s wall on
-this repository).
+Issue 25 asks for ``reproductions/`` under 30 MB in the checkout (docs/workflow.md, "Size"). Every ``collect``
+writes a protocol's whole runs file (``runs.columns.xz``) again, and git cannot store an xz file as a small
+change to its last version, so each collect adds the protocol's whole frame to the history. This script prints,
+per protocol folder, the bytes in the checkout, the number of versions of its files in the history and the
+bytes git stores for all of them (``git cat-file``'s on-disk size of every blob ever committed under the folder:
+frames, provenance, figures), and the totals. It reads git's object list once (0.2 s wall on this repository).
 
 Measured 2026-11-27 (HEAD acf6e4c): checkout 29.35 MB, history 271.6 MB. combo_maxsat: 4.46 MB in the checkout,
-73.5 MB in the history (its runs.csv.xz collected 14 times).
+73.5 MB in the history (its row-by-row runs.csv.xz collected 14 times).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A result page's table from the committed runs alone: each optimizer's reported quantity per benchmark.
 
-Reads ``reproductions/<protocol>/runs.csv.xz`` (what ``benchsuite reproductions`` reads), takes each
+Reads ``reproductions/<protocol>/runs.columns.xz`` (what ``benchsuite reproductions`` reads), takes each
 run's value at the protocol's table point (``analysis.scorecard.run_values``, the scorecard's own
 reading) and prints a Markdown table: runs, mean evaluations, mean, standard deviation and standard
 error, optionally as ``offset + scale * value`` (``--scale -100 --offset 100``: a test error as an
@@ -27,7 +27,7 @@ def table(protocol_name: str, benchmark: str | None = None, scale: float = 1.0, 
     protocol = load_protocol(checkout_root() / "protocols" / f"{protocol_name}.yaml")
     df, _ = load_committed(default_root(), protocol_name)
     if df is None:
-        raise SystemExit(f"{protocol_name}: no committed runs (reproductions/{protocol_name}/runs.csv.xz)")
+        raise SystemExit(f"{protocol_name}: no committed runs (reproductions/{protocol_name}/runs.columns.xz)")
     if benchmark:
         df = df[df["benchmark"] == benchmark]
     evals = df.groupby(["benchmark", "optimizer", "repetition"])["trial"].count().groupby(

@@ -5,7 +5,7 @@ number of samples, burn-in.)
         --reps 0 1 2 3 4 5 6 7 8 9 --n 100 200 --json studies/results/dngo_sampler.json
     .venv/bin/python studies/dngo_sampler.py --summary studies/results/dngo_sampler.json
 
-For each committed run of ``dngo`` in ``reproductions/dngo_table1/runs.csv.xz`` (the protocol's own
+For each committed run of ``dngo`` in ``reproductions/dngo_table1/runs.columns.xz`` (the protocol's own
 runs: no rerun is needed to get their data) and each n, the model is fitted on the run's first n
 trials exactly as ``ask`` fits it (the network trained by ``DNGO.fit``; a fresh chain: 100 burn-in
 sweeps, 10 samples), and then, on the *same* basis and the same Eq. (8) posterior over

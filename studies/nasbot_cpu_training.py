@@ -3,7 +3,7 @@
 The scorecard puts ``nasbot_cpu`` (MLPs of at most 15 layers of at most 64 units, 1,000 Adam
 iterations, 30 evaluations) beside nasbot.txt Table 3, whose searches trained every network for
 20,000 iterations for 8 hours. This reads the committed runs alone
-(``reproductions/nasbot_cpu/runs.csv.xz``) and measures, per benchmark, what the training budget
+(``reproductions/nasbot_cpu/runs.columns.xz``) and measures, per benchmark, what the training budget
 does to the search: each trial's ``info`` holds its validation curve (every 200 iterations), so the
 drop of validation MSE over the last 200 and 400 iterations shows whether the networks had
 converged; the best validation MSE of all networks trained says what the 30-evaluation searches
@@ -46,7 +46,7 @@ def summary(top: int = 30) -> dict[str, Any]:
     protocol = load_protocol(checkout_root() / "protocols" / "nasbot_cpu.yaml")
     df, _ = load_committed(default_root(), "nasbot_cpu")
     if df is None:
-        raise SystemExit("nasbot_cpu: no committed runs (reproductions/nasbot_cpu/runs.csv.xz)")
+        raise SystemExit("nasbot_cpu: no committed runs (reproductions/nasbot_cpu/runs.columns.xz)")
     paper: dict[str, dict[str, float]] = {}
     for cell in protocol.published.cells if protocol.published else ():
         paper.setdefault(cell.benchmark, {})[cell.method] = cell.value

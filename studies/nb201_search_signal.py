@@ -23,7 +23,8 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-import pandas as pd
+
+from benchsuite.analysis.reproductions import read_runs, runs_path
 
 REPO = Path(__file__).resolve().parents[1]
 TASKS = {"cifar10": "nb201_cifar10", "cifar100": "nb201_cifar100", "imagenet16": "nb201_imagenet16"}
@@ -49,8 +50,7 @@ def main() -> None:
     ap.add_argument("--json")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    runs = pd.read_csv(REPO / "reproductions/nb201/runs.csv.xz", usecols=["benchmark", "optimizer", "repetition",
-                                                                          "evaluation"])
+    runs = read_runs(runs_path(REPO / "reproductions/nb201"), decode=False)
     rs = runs[runs.optimizer == "random_search"].groupby(["benchmark", "repetition"])["evaluation"].max()
     out = {}
     print("| dataset | k (evaluations) | ours: by 200-epoch validation (one seed) | oracle: by test | paper RS |")

@@ -13,7 +13,7 @@ about 50x faster than EI/ES on this grid, fabolas.txt Sec. 4.1).
 The target is ``best + tol`` where ``best`` is ``--best`` if given, else the smallest test
 error in the benchmark's table (``svm_mnist``), else the benchmark's known optimum.
 
-``--committed`` reads the protocol's committed runs (``reproductions/<protocol>/runs.csv.xz``, the runs
+``--committed`` reads the protocol's committed runs (``reproductions/<protocol>/runs.columns.xz``, the runs
 of the protocol as it now stands) instead of result files, and prints each of its published factor
 claims as the scorecard computes it (median over runs of each run's first time at the target) on the
 paper's clock as run, on the evaluation costs alone and on the costs the paper's 50,000-image pool would have

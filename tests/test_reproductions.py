@@ -220,6 +220,78 @@ def _results_from(committed: Path, mini, dest: Path) -> Path:
     return dest / "results"
 
 
+def _tricky_frame() -> pd.DataFrame:
+    """Values a CSV writer must quote or a parser could misread: commas, quotes, a newline, empty and missing
+    values, "nan" as text, a column with no value at all, floats at the ends of their range."""
+    return pd.DataFrame({
+        "benchmark": ["b,1", 'b"2', "b3", "b4"], "optimizer": "o", "repetition": [0, 0, 1, 1], "seed": 7,
+        "trial": [0, 1, 0, 1], "config": ['{"x":1,"y":"a,b"}', '{"x":"line\\nbreak"}', "", None],
+        "incumbent": ["nan", "NA", "", '{"x":0}'], "incumbent_loss": [1e-300, -2.5e300, float("nan"), 0.1 + 0.2],
+        "fidelity": [None, None, None, None], "info": ['{"note":"two\nlines"}', "{}", "", "{}"],
+        "status": ["ok", "ok", "failed", "ok"]})
+
+
+def test_the_column_form_reads_back_as_the_row_form_did(tmp_path: Path) -> None:
+    """The committed frame, column by column, parses to the same frame (values, NaNs, dtypes) as the row-by-row
+    CSV committed before it; and the column form is what a frame is written in."""
+    df = _tricky_frame()
+    rows = tmp_path / R.LEGACY_RUNS_FILE
+    with lzma.open(rows, "wt", newline="") as fh:
+        df.to_csv(fh, index=False)
+    cols = tmp_path / R.RUNS_FILE
+    R._write_runs(df, cols)
+    assert lzma.decompress(cols.read_bytes()).decode().startswith('{"format": "benchsuite runs by column"')
+    a, b = R.read_runs(rows), R.read_runs(cols)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert b["info"].iloc[0] == '{"note":"two\nlines"}' and b["incumbent"].iloc[0] == "nan"
+    assert b["fidelity"].isna().all() and b["config"].isna().iloc[2:].all()
+    assert b["incumbent_loss"].iloc[:2].tolist() == [1e-300, -2.5e300] and b["incumbent_loss"].iloc[3] == 0.1 + 0.2
+
+
+@pytest.mark.parametrize("damage", ["rows", "block", "trailing", "version", "head", "truncate"])
+def test_a_damaged_column_file_is_one_line_naming_it(tmp_path: Path, damage: str) -> None:
+    df = _tricky_frame()
+    path = tmp_path / R.RUNS_FILE
+    R._write_runs(df, path)
+    text = lzma.decompress(path.read_bytes()).decode()
+    head, _, body = text.partition("\n")
+    h = json.loads(head)
+    if damage == "rows":
+        h["rows"] += 1
+    elif damage == "block":
+        h["columns"]["config"] += 3
+    elif damage == "version":
+        h["version"] = 2
+    text = {"trailing": text + "x\n", "head": '{"format": "benchsuite runs by column", "rows": ' + "\n" + body}.get(
+        damage, json.dumps(h) + "\n" + body)
+    data = lzma.compress(text.encode())
+    path.write_bytes(data[: len(data) // 2] if damage == "truncate" else data)
+    with pytest.raises(DataError, match="corrupt or truncated runs file") as err:
+        R.read_runs(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value) and "git checkout" in str(err.value)
+
+
+def test_collect_over_a_row_by_row_file_writes_the_column_form_and_drops_the_old_file(committed: Path, mini,
+                                                                                    tmp_path: Path) -> None:
+    """A protocol committed before the column form takes it at its next collect; every run is kept."""
+    from benchsuite.data import sha256_file
+
+    results = _results_from(committed, mini, tmp_path / "wf")
+    d = committed / "mini"
+    df = R.read_runs(d / R.RUNS_FILE)
+    (d / R.RUNS_FILE).unlink()
+    with lzma.open(d / R.LEGACY_RUNS_FILE, "wt") as fh:
+        R.encode_configs(df).to_csv(fh, index=False)
+    prov = R.read_provenance(d / "provenance.json")
+    R.write_provenance(d, {**prov, "runs_sha256": sha256_file(d / R.LEGACY_RUNS_FILE)})
+    one = next((results / "mini").glob("*/*/rep001.csv"))
+    rep = R.collect(mini, results.parent, committed, replace=True)
+    assert rep["written"] and rep["runs"] == 9 and one.exists()
+    assert not (d / R.LEGACY_RUNS_FILE).exists() and (d / R.RUNS_FILE).exists()
+    assert R.read_provenance(d / "provenance.json")["runs_sha256"] == sha256_file(d / R.RUNS_FILE)
+    pd.testing.assert_frame_equal(R.read_runs(d / R.RUNS_FILE)[list(R.RUN_KEYS)], df[list(R.RUN_KEYS)])
+
+
 def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_path: Path) -> None:
     results = _results_from(committed, mini, tmp_path / "wf")
     restored = list((results / "mini").glob("*/*/rep*.csv"))
@@ -566,14 +638,13 @@ def test_a_frame_with_digit_strings_reads_back_as_collected_and_a_damaged_one_is
                        "config": cfg, "incumbent": [cfg[0], cfg[1], None], "incumbent_loss": [1.0, 0.5, 0.5]})
     path = tmp_path / R.RUNS_FILE
     R._write_runs(df, path)
-    raw = pd.read_csv(path)  # as a reader without benchsuite sees it
+    raw = R.read_runs(path, decode=False)  # as committed
     assert raw["config"].tolist() == ["~x01+2:01", "~e1_2,f:10", '{"a":0.5}']
     back = R.read_runs(path)
     assert back["config"].tolist() == cfg and back["incumbent"].iloc[:2].tolist() == cfg[:2]
     assert back["incumbent"].isna().iloc[2]
     raw.loc[0, "config"] = damaged  # names and digits that do not pair up
-    with lzma.open(path, "wt") as fh:
-        raw.to_csv(fh, index=False)
+    path.write_bytes(lzma.compress(R._frame_text(raw).encode()))
     with pytest.raises(DataError, match="corrupt runs file") as err:
         R.read_runs(path)
     assert str(path) in str(err.value) and "\n" not in str(err.value)
@@ -600,21 +671,26 @@ def test_runs_record_the_blas_kernels_they_summed_with() -> None:
 
 
 def test_rewrite_puts_a_committed_frame_in_the_committed_form_and_keeps_every_value(committed: Path) -> None:
-    """`collect --rewrite`: a frame committed before the digit strings (JSON configurations) is written again with
-    them; every column reads back identical and provenance.json names the new file's sha256."""
+    """`collect --rewrite`: a frame committed before the digit strings and the column form (a row-by-row CSV with
+    JSON configurations, under its old name) is written again in them; every column reads back identical, the old
+    file is gone and provenance.json names the new file's sha256."""
     from benchsuite.data import sha256_file
 
     d = committed / "mini"
     df = R.read_runs(d / R.RUNS_FILE)
     df["config"] = [json.dumps({"e0_1": i % 2, "e1_2": i % 5}, separators=(",", ":")) for i in range(len(df))]
     df["incumbent"] = df["config"]
-    with lzma.open(d / R.RUNS_FILE, "wt") as fh:  # the old form: JSON text
+    (d / R.RUNS_FILE).unlink()
+    with lzma.open(d / R.LEGACY_RUNS_FILE, "wt") as fh:  # the old form: rows, JSON text
         df.to_csv(fh, index=False)
+    assert R.runs_path(d) == d / R.LEGACY_RUNS_FILE
     prov = R.read_provenance(d / "provenance.json")
-    R.write_provenance(d, {**prov, "runs_sha256": sha256_file(d / R.RUNS_FILE)})
+    R.write_provenance(d, {**prov, "runs_sha256": sha256_file(d / R.LEGACY_RUNS_FILE)})
+    pd.testing.assert_frame_equal(R.load_committed(committed, "mini")[0], df, check_exact=True)
     rep = R.rewrite(committed, "mini")
     assert rep["runs"] == 9 and rep["bytes_after"] < rep["bytes_before"]
-    assert pd.read_csv(d / R.RUNS_FILE)["config"].iloc[1] == "~e0_1,e1_2:11"
+    assert not (d / R.LEGACY_RUNS_FILE).exists() and R.runs_path(d) == d / R.RUNS_FILE
+    assert R.read_runs(d / R.RUNS_FILE, decode=False)["config"].iloc[1] == "~e0_1,e1_2:11"
     pd.testing.assert_frame_equal(R.read_runs(d / R.RUNS_FILE), df, check_exact=True)
     after = R.read_provenance(d / "provenance.json")
     assert after["runs_sha256"] == sha256_file(d / R.RUNS_FILE) and R.run_provenances(after) == R.run_provenances(prov)
@@ -643,7 +719,7 @@ def test_collect_warns_when_the_folder_passes_its_size_limit(committed: Path, mi
     results = _results_from(committed, mini, tmp_path / "wf")
     argv = ["reproductions", "collect", "mini", "--results", str(results), "--dir", str(tmp_path / "out"),
             "--protocols", str(DATA / "protocols")]
-    assert main(argv) == 0 and "warning" not in capsys.readouterr().err  # a few kB: far below 35 MB
+    assert main(argv) == 0 and "warning" not in capsys.readouterr().err  # a few kB: far below 30 MB
     monkeypatch.setattr(R, "SIZE_LIMIT_MB", 0.001)
     shutil.rmtree(tmp_path / "out")
     assert main(argv) == 0
