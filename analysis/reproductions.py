@@ -81,9 +81,12 @@ LEGACY_RUNS_FILE = "runs.csv.xz"
 # it and its sha256 under "run_records"): the records were 1.8 of the 2.0 MB of the nine protocols' provenance
 # files as indented JSON, 0.08 MB compressed, while the summary a reader opens stays plain JSON
 RUN_RECORDS_FILE = "provenance_runs.jsonl.xz"
-# 4-10 % smaller than preset 6 on these frames (combo_binary 3.10 -> 2.96 MB, nb201_authors 2.96 -> 2.66); its
-# 64 MB dictionary spans whole columns. Writing the largest frame took 55 CPU s and 1.2 GB of memory.
+# 4-10 % smaller than preset 6 on these frames (combo_binary 3.10 -> 2.96 MB, for 2.1x the write time; nb201_authors
+# 2.96 -> 2.66; perf/bench_runs_format.py); its 64 MB dictionary spans whole columns. `collect --rewrite` of the largest
+# frame (combo_binary) took 55 CPU s and 1.2 GB of peak memory, reading and the read-back check included.
 _XZ_PRESET = 9 | lzma.PRESET_EXTREME
+# a committed file's compression, told from its first bytes (a ``.part`` file has no telling extension)
+_XZ_MAGIC, _GZIP_MAGIC = b"\xfd7zXZ\x00", b"\x1f\x8b"
 # columns that measure real time: they differ between two runs of the same seed. The clock columns
 # (ask/start/end/told) measure it only when the optimizer's overhead is on the clock; without it they
 # are sums of simulated costs, reproducible like any other column.
@@ -177,8 +180,7 @@ def read_runs(path: str | os.PathLike, decode: bool = True) -> pd.DataFrame:
     p = Path(path)
     try:
         raw = p.read_bytes()
-        kind = _compression_of(p)
-        data = lzma.decompress(raw) if kind == "xz" else gzip.decompress(raw) if kind == "gzip" else raw
+        data = lzma.decompress(raw) if raw[:6] == _XZ_MAGIC else gzip.decompress(raw) if raw[:2] == _GZIP_MAGIC else raw
         text = data.decode("utf-8")
         if text.startswith(_RUNS_HEAD):
             df = _parse_columns(text)
@@ -291,13 +293,6 @@ def decode_configs(df: pd.DataFrame) -> pd.DataFrame:
         if c in df and df[c].astype(str).str.startswith("~").any():
             df[c] = pd.Series(_map_column(df[c], decode_config), index=df.index, dtype=df[c].dtype)
     return df
-
-
-def _compression_of(path: Path) -> str | None:
-    """The file's compression from its first bytes (a ``.part`` file has no telling extension)."""
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    return "xz" if head == b"\xfd7zXZ\x00" else "gzip" if head[:2] == b"\x1f\x8b" else None
 
 
 def read_provenance(path: str | os.PathLike) -> dict[str, Any]:
