@@ -2,7 +2,8 @@
 
 For a plugin author's CI (recipe: docs/plugin_ci.md). PLUGIN is a registered optimizer or
 benchmark name, or ``module:Class`` / ``path/to/file.py:Class`` for a plugin not registered.
-An optimizer gets :func:`benchsuite.testing.check_optimizer` with its ``test_settings``, then
+An optimizer gets :func:`benchsuite.testing.check_optimizer` with its ``test_settings`` and
+:func:`benchsuite.testing.check_constrained` on the suite's constrained spaces it supports, then
 runs ``--seeds`` seeds of ``--budget`` evaluations on a lookup table chosen from what it
 supports (or ``--benchmark``) next to random search; a benchmark gets
 :func:`benchsuite.testing.check_benchmark`. Exit 0 when every check passes, else 1 with one
@@ -168,7 +169,7 @@ def _line(exc: BaseException) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``benchsuite check``; returns the exit status (0 pass, 1 failures)."""
-    from .testing import check_benchmark, check_optimizer
+    from .testing import check_benchmark, check_constrained, check_optimizer
 
     cls = load_plugin(args.plugin)
     failures: list[str] = []
@@ -189,6 +190,15 @@ def main(args: argparse.Namespace) -> int:
             print(f"{name}: conformance kit passed on {', '.join(f'{b} x{w}' for b, w in report.checked)}")
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin's sys.exit is a failure, not our status
             failures.append(f"{name}: conformance kit: {_line(exc)}")
+        if not failures:
+            try:
+                cases = check_constrained(cls, settings=cls.test_settings)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001
+                failures.append(f"{name}: constrained spaces: {_line(exc)}")
+            else:
+                if cases:
+                    print(f"{name}: constrained spaces passed: " + ", ".join(
+                        f"{c.space} ({c.trials} trials, {c.infeasible} infeasible)" for c in cases))
         if not args.no_race and not failures:
             table = args.benchmark or default_table(cls)
             settings = {} if args.default_settings else dict(cls.test_settings)

@@ -150,16 +150,29 @@ class LiveTrainingBenchmark(Benchmark):
         data = self.splits()
         return train(self.builder(config, data), data, self.train_settings(n, eval_test), int(seed))
 
+    # -- infeasible configurations ------------------------------------------------------------------
+    def infeasible_cost_s(self) -> float:
+        """Seconds charged for a configuration the space rejects (``space.is_valid`` false).
+
+        Such a configuration is a legitimate proposal (COMBO's NAS cells without an input-output path are
+        scored at 10 % accuracy, combo.txt Supp. 4.4.2), but it has no network to train: ``evaluate`` scores
+        it without training, and the nominal clock charges it this, never a network's parameter count.
+        """
+        return 0.0
+
     # -- the nominal clock ----------------------------------------------------------------------------
     def nominal_cost(self, config: Any, fidelity: float | None) -> float:
         """Training units x training examples x trainable parameters / :data:`NOMINAL_RATE`: the cost model of
         ``clock="nominal"`` (deterministic: the network is built, never trained, for its parameter count).
+        A configuration the space rejects costs :meth:`infeasible_cost_s` (nothing is built or trained).
 
         A model of the work, not of any machine: it orders completions by how much training each trial
         asked for (fidelity) and how big its network is, which is what measured seconds mostly reflect.
         """
         from .training import count_parameters
 
+        if not self.space.is_valid(config):
+            return float(self.infeasible_cost_s())
         data = self.splits()
         n = self._rounded(fidelity)
         key = self.test_key(config)

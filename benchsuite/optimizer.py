@@ -52,6 +52,10 @@ class Capabilities:
     #: the plugin can start from a given initial design (``Optimizer.given_design``) instead of its own
     #: random initial points
     initial_design: bool = False
+    #: the plugin proposes only configurations the space calls feasible (``SearchSpace.is_valid``), its random
+    #: initial points included; without it a plugin may propose infeasible ones, which the benchmark scores
+    #: (COMBO's cells without an input-output path: 10 % accuracy), and the conformance kit counts them
+    feasible_only: bool = False
 
     def __post_init__(self) -> None:
         from .space import SPACE_CAPABILITIES

@@ -103,7 +103,7 @@ def replay(path: str | os.PathLike) -> ReplayOutcome:
                                             f"before trial {next_id}, which no run loop does", len(rows), tid)
             next_id += 1
             try:
-                suggestion, config, fid, _ = _asked(opt, bench, pending)
+                suggestion, config, fid, _ = _asked(opt, bench, pending, tid)
             except Exception as exc:  # noqa: BLE001 - the replay's verdict, not a crash
                 return ReplayOutcome(False, f"replay of {path}: trial {tid} differs: the optimizer raised "
                                             f"{type(exc).__name__}: {shorten(exc, 200)} when asked", len(rows), tid)

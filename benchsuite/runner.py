@@ -123,7 +123,13 @@ def nominal_clock(benchmark: Benchmark, clock: str, backend: str) -> Callable[[A
                                   "benchmarks; its reported costs are used as they are): drop --clock nominal")
 
     def cost(config: Any, fidelity: Any) -> float:
-        value = benchmark.nominal_cost(config, fidelity)
+        try:
+            value = benchmark.nominal_cost(config, fidelity)
+        except PluginError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the cost model is the benchmark's; say which and on what
+            raise PluginError(f"benchmark {benchmark.name!r}: nominal_cost failed on {shorten(repr(config), 160)} "
+                              f"at fidelity {fidelity!r}: {type(exc).__name__}: {shorten(exc, 200)}") from None
         if value is None or not (math.isfinite(value) and value >= 0):
             raise PluginError(f"benchmark {benchmark.name!r}: nominal_cost returned {value!r}; it must be a finite "
                               "number >= 0")
@@ -259,7 +265,7 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
     return record
 
 
-def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial],
+def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial], trial_id: int,
            timer: Callable[[], float] = time.perf_counter) -> tuple[Suggestion, Any, Any, float]:
     """``opt.ask(pending)`` checked: the one place every plugin's ask is called, for every backend (the
     suggestion, its canonical config and fidelity, and the seconds ``ask`` itself took, on ``timer``)."""
@@ -273,7 +279,11 @@ def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial],
     try:
         config, fid = benchmark.check(suggestion.config, suggestion.fidelity)
     except InvalidConfigError as exc:
-        raise PluginError(f"optimizer {opt.name!r} asked for an invalid configuration: {exc}") from None
+        # a malformed suggestion is the plugin's bug: the run stops here, naming the optimizer, the trial and the
+        # configuration (a well-formed one the space calls infeasible is evaluated: the benchmark scores it)
+        raise PluginError(f"optimizer {opt.name!r} asked for a configuration the space does not hold at trial "
+                          f"{trial_id} ({exc}): "
+                          f"{shorten(repr(suggestion.config), 160)}") from None
     return suggestion, config, fid, ask_s
 
 
@@ -302,6 +312,13 @@ def run(
     An exception inside ``benchmark.evaluate`` is a failed trial (its message in the row's
     ``info``); ``on_failure(trial, exc)`` then sees the exception with its traceback (the CLI
     keeps it in the run's failure log, or opens the debugger there with ``--pdb``).
+
+    Configurations an optimizer proposes: one the space does not hold (``space.validate`` refuses
+    it) is the plugin's bug and stops the run with a :class:`PluginError` naming the optimizer, the
+    trial and the shortened configuration (one line from the CLI, exit status 2); a well-formed one
+    the space calls infeasible (``space.is_valid`` false: a COMBO cell without an input-output path)
+    is a legitimate proposal, evaluated like any other (the benchmark scores it or fails the trial),
+    and a benchmark's cost model must price it too (``benchsuite.testing.check_benchmark`` checks both).
 
     ``initial_design="benchmark"`` hands the benchmark's initial design
     (:meth:`Benchmark.initial_design`, e.g. the COMBO authors' 20 points of a run) to the optimizer,
@@ -395,7 +412,7 @@ def run(
                 if not can_start(t_ask):
                     break
                 free_workers.pop(0)
-                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending, timer)
+                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending, n_started, timer)
                 trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
                 n_started += 1
                 times = None
@@ -511,7 +528,7 @@ def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: 
             while free and can_start():
                 w = free.pop(0)
                 t_ask = time.perf_counter() - t0
-                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending)
+                suggestion, config, fid, ask_s = _asked(opt, benchmark, pending, n_started)
                 trial = Trial.from_suggestion(suggestion, n_started, config=config, fidelity=fid, worker=w)
                 n_started += 1
                 pending[trial.id] = trial

@@ -18,17 +18,23 @@ plugin on a small benchmark with 1 and 3 asynchronous workers and checks that
 * with 3 workers the plugin is shown the pending trials and still runs;
 * failed trials (a benchmark that raises every fourth evaluation) do not break it.
 
+``check_constrained(MyOptimizer)`` runs it on each of the suite's constrained spaces it supports
+(COMBO's NAS cell, the NAS-Bench-201 cell, DeepArchitect spaces, NASBOT's layer graphs) behind a
+cheap objective, past its initial design, and counts the infeasible configurations it proposes.
+
 The small benchmarks used here are defined in this module and are not registered.
 
 ``check_benchmark(MyBenchmark)`` is the kit for benchmarks: it builds the benchmark with its
 ``test_settings`` and checks its space (sampling, validation, keys, JSON round trip), its
-evaluations (at low and full fidelity), seeded determinism, ``test_loss``, ``describe`` and
-``provenance``. A benchmark whose data files are absent is skipped, with the file named.
+evaluations (at low and full fidelity), seeded determinism, ``test_loss``, the nominal cost model where it
+has one, an infeasible configuration where its space has them (every method the run loop calls must take
+it), ``describe`` and ``provenance``. A benchmark whose data files are absent is skipped, with the file named.
 """
 from __future__ import annotations
 
 import json
 import math
+import zlib
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,6 +308,98 @@ def check_optimizer(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] 
     return report
 
 
+# -- the suite's constrained spaces --------------------------------------------------------------------
+class _SpaceProbe(Benchmark):
+    """One of the suite's real search spaces behind a cheap objective, so that what an optimizer proposes
+    there is checked in seconds, without training a network.
+
+    An infeasible configuration (``space.is_valid`` false) is scored 1.0, worse than any feasible one, as
+    COMBO's NAS benchmark scores a cell without an input-output path; a feasible one scores a smooth
+    function of its unit codes on a vector space, or a fixed pseudo-random value of its key otherwise.
+    """
+
+    kind = "synthetic"
+
+    def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None):
+        self.space, self.fidelity = space, fidelity
+        super().__init__()
+
+    def evaluate(self, config: Any, fidelity: float | None = None, seed: int = 0) -> Result:
+        config, s = self.check(config, fidelity)
+        if not self.space.is_valid(config):
+            return Result(loss=1.0, cost_s=1.0, info={"infeasible": True})
+        jitter = zlib.crc32(self.space.to_json(config).encode()) / 2.0**32
+        if isinstance(self.space, Space):
+            x = self.space.to_unit(config)
+            loss = float(np.mean((x - 0.3) ** 2)) + 0.1 * jitter
+        else:
+            loss = 0.9 * jitter
+        s = 1.0 if s is None or self.fidelity is None else s / float(self.fidelity.full)
+        return Result(loss=loss + 0.05 * (1.0 - s), cost_s=1.0 + s)
+
+
+def constrained_spaces() -> dict[str, SearchSpace]:
+    """Every search space of the suite with rules beyond its variables' domains: COMBO's NAS cell (a cell
+    needs an input-output path), the NAS-Bench-201 cell, DeepArchitect spaces (walks the space's rules
+    reject), NASBOT's layer graphs (size and shape limits). Built without data or torch."""
+    from .architectures import combo_cell
+    from .architectures.deeparchitect import make_space as da_space
+    from .architectures.layer_graph_space import LayerGraphSpace
+    from .architectures.nb201 import NB201CellSpace
+
+    return {
+        "combo_nas cell": combo_cell.make_space(),
+        "nb201 cell": NB201CellSpace(),
+        "deeparchitect nasbench": da_space("nasbench"),
+        "deeparchitect genetic": da_space("genetic"),
+        "layer graphs mlp": LayerGraphSpace("mlp"),
+        "layer graphs cnn": LayerGraphSpace("cnn"),
+    }
+
+
+@dataclass
+class ConstrainedCase:
+    """What one optimizer proposed on one constrained space: trials run, and how many were infeasible."""
+
+    space: str
+    trials: int
+    infeasible: int
+
+
+def check_constrained(optimizer_cls: type[Optimizer], settings: Mapping[str, Any] | None = None,
+                      budget: int = 16, workers: int = 2, seed: int = 0) -> list[ConstrainedCase]:
+    """Run a plugin on every constrained space it declares support for (``check_supports``) for ``budget``
+    trials with ``workers`` asynchronous workers, past its initial design into its model-based phase (with
+    ``test_settings`` its initial design is a few points); raises AssertionError on a breach.
+
+    Every proposal must be a configuration the space holds (the run stops with a ``PluginError`` naming the
+    optimizer, the trial and the configuration otherwise). Infeasible but well-formed proposals are counted:
+    the paper methods may propose them (COMBO and BOCS in COMBO's NAS space, combo.txt Supp. 4.4.2), and the
+    benchmark scores them; a plugin that declares ``Capabilities(feasible_only=True)`` must propose none.
+    """
+    from .errors import UnsupportedError
+
+    settings = dict(optimizer_cls.test_settings if settings is None else settings)
+    caps = optimizer_cls.supports
+    fidelity = Fidelity("epochs", 1, 27, log=True, values=(1, 3, 9, 27)) if caps.fidelity == "requires" else None
+    out = []
+    for label, space in constrained_spaces().items():
+        w = workers if caps.parallel else 1
+        try:
+            optimizer_cls.check_supports(space, fidelity, w)
+        except UnsupportedError:
+            continue
+        bench = _SpaceProbe(space, fidelity)
+        where = f"{optimizer_cls.name} on the {label} space"
+        rec, rows = _run_recorded(optimizer_cls, bench, settings, seed, budget, w)
+        assert len(rows) == budget, f"{where}: expected {budget} finished trials, got {len(rows)}"
+        infeasible = sum(not space.is_valid(space.validate(s.config)) for s in rec.suggestions)
+        assert not (caps.feasible_only and infeasible), \
+            f"{where}: it declares feasible_only but proposed {infeasible} infeasible configuration(s)"
+        out.append(ConstrainedCase(label, len(rows), infeasible))
+    return out
+
+
 # -- benchmarks ------------------------------------------------------------------------------------
 # a required data file that another file can stand in for (CIFAR-10: source "auto" reads the
 # JPEG archive when the official batches are absent; benchsuite/datasets.py load_cifar10)
@@ -346,6 +444,28 @@ def _check_result(where: str, r: Any) -> None:
             f"{where}: loss must be a float, got {type(r.loss).__name__}"
         assert math.isfinite(float(r.loss)), f"{where}: loss {r.loss!r} is not finite (return Result.failure instead)"
     json.dumps(dict(r.info), default=str)  # info goes into result files
+
+
+def infeasible_example(space: SearchSpace, rng: np.random.Generator, n_samples: int = 50) -> Any | None:
+    """A well-formed configuration the space calls infeasible (``is_valid`` false), looked for among
+    ``n_samples`` samples and their neighbours; ``None`` when none is found (most spaces have none)."""
+    if type(space).is_valid is SearchSpace.is_valid:
+        return None
+    for _ in range(n_samples):
+        c = space.validate(space.sample(rng))
+        for cand in [c, *space.neighbours(c)]:
+            if not space.is_valid(cand):
+                return space.validate(cand)
+    return None
+
+
+def _check_nominal(where: str, bench: Benchmark, config: Any) -> None:
+    fid_axis = bench.fidelity
+    low = None if fid_axis is None else (fid_axis.values[0] if fid_axis.values else fid_axis.low)
+    for fid in (None, *(() if low is None else (low,))):
+        value = bench.nominal_cost(config, fid)
+        assert value is not None and math.isfinite(value) and value >= 0, \
+            f"{where}: nominal_cost at fidelity {fid} must be a finite number >= 0, got {value!r}"
 
 
 def check_benchmark(benchmark: type[Benchmark] | Benchmark, settings: Mapping[str, Any] | None = None,
@@ -427,6 +547,21 @@ def check_benchmark(benchmark: type[Benchmark] | Benchmark, settings: Mapping[st
     assert isinstance(t, (float, int, np.floating, np.integer)) and not isinstance(t, bool), \
         f"{name}: test_loss must return a float, got {type(t).__name__}"
     report.checked.append("test_loss")
+    if type(bench).nominal_cost is not Benchmark.nominal_cost:
+        _check_nominal(name, bench, c)
+        report.checked.append("nominal_cost")
+
+    # an infeasible configuration (a COMBO cell without an input-output path) is a proposal an optimizer may
+    # make: every method the run loop calls on a trial must take it (a scored or failed Result, never a raise)
+    bad = infeasible_example(space, np.random.default_rng(seed))
+    if bad is not None:
+        _check_result(f"{name}: evaluate of an infeasible configuration", bench.evaluate(bad, None, seed=0))
+        t = bench.test_loss(bad)
+        assert isinstance(t, (float, int, np.floating, np.integer)) and not isinstance(t, bool), \
+            f"{name}: test_loss of an infeasible configuration must return a float, got {type(t).__name__}"
+        if type(bench).nominal_cost is not Benchmark.nominal_cost:
+            _check_nominal(f"{name} (an infeasible configuration)", bench, bad)
+        report.checked.append("infeasible")
     text = bench.describe()
     assert isinstance(text, str) and name in text, f"{name}: describe() must return text naming the benchmark"
     prov = bench.provenance()

@@ -40,6 +40,7 @@ import math
 import zlib
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -112,6 +113,7 @@ class _DASearcher(Optimizer):
     """Shared parts: the capability check for the language's spaces and per-key bookkeeping."""
 
     supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True, needs={"walk"},
+                            feasible_only=True,
                             needs_hint="a space written in the DeepArchitect language (deeparchitect_cifar10, "
                                        "da_nb201_*)", uses={"hyperparameters"})
 
@@ -186,6 +188,9 @@ class DAMCTS(_DASearcher):
 
     name = "da_mcts"
     description = "DeepArchitect MCTS: UCT over the walk's choices (exploration 0.33), random rollouts"
+    # not feasible_only: redraws do not change the tree, so where UCT's descent leads only to walks the space
+    # rejects, the 1,000th redraw is proposed anyway; the benchmark fails it and its worst score moves UCT on
+    supports = replace(_DASearcher.supports, feasible_only=False)
     settings_spec = {
         "exploration": Setting(MCTS_EXPLORATION, "UCT exploration term c (deeparchitect.txt Sec. 7.2: 0.33)",
                                type=float, domain=NONNEGATIVE),
@@ -310,6 +315,7 @@ class DASMBO(_DASearcher):
     name = "da_smbo"
     description = "DeepArchitect SMBO: ridge surrogate on hashed architecture features, best of 512 samples"
     supports = Capabilities(spaces={"architecture"}, fidelity="ignores", parallel=True, needs={"walk", "features"},
+                            feasible_only=True,
                             needs_hint="a space written in the DeepArchitect language (deeparchitect_cifar10, "
                                        "da_nb201_*)", uses={"hyperparameters"})
     test_settings = {"n_samples": 64}  # small: quick conformance checks

@@ -58,7 +58,10 @@ the posterior-mean strategy.
 Distances: OTMANN (``benchsuite.architectures.otmann``) for layer graphs. On other
 architecture spaces (the conformance kit's toy chains, say) a generic distance is used, so
 the plugins run everywhere: the space's own ``distance(a, b)`` method if it has one
-(``d``; ``dbar = d / (1 + d)``), otherwise the Levenshtein edit distance between the
+(``d``; ``dbar = d / (1 + d)``); on a space of variables (COMBO's and NAS-Bench-201's cells) the
+number of discrete variables that differ plus the unit-scale differences of continuous ones
+(``d``; ``dbar = d / variables``: the edit distance below on JSON text of a 31-binary cell took
+0.08 s a pair); otherwise the Levenshtein edit distance between the
 configurations' canonical JSON texts (``d``; ``dbar = d / max(len)``), with one structural
 weight, the same kernel form and a beta box of ``[1e-3, 10]`` for ``d`` (the OTMANN box
 would be meaningless for distances of a few characters).
@@ -80,6 +83,7 @@ import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
 from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
+from benchsuite.space import Space
 
 # -- constants, with their sources ---------------------------------------------------------
 #: structural weights nu_str of the OTMANN distances in the kernel (nn/nn_gp.py struct_coeffs)
@@ -224,6 +228,20 @@ def distance_function(space: Any) -> tuple[Callable[[list, list], np.ndarray], i
             return np.stack([d, d / (1.0 + d)])[:, None]
 
         return space_pairs, 1, BETA_BOUNDS_GENERIC
+
+    if isinstance(space, Space):
+        discrete = np.array([v.is_discrete for v in space.variables])
+
+        def variable_pairs(a: list, b: list) -> np.ndarray:
+            if not a or not b:
+                return np.zeros((2, 1, len(a), len(b)))
+            xa, xb = space.to_unit(a), space.to_unit(b)
+            diff = np.abs(xa[:, None, :] - xb[None, :, :])
+            diff[..., discrete] = diff[..., discrete] > 0
+            d = diff.sum(axis=2)
+            return np.stack([d, d / len(space)])[:, None]
+
+        return variable_pairs, 1, BETA_BOUNDS_GENERIC
 
     def edit_pairs(a: list, b: list) -> np.ndarray:
         ta, tb = [space.to_json(x) for x in a], [space.to_json(y) for y in b]

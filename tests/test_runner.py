@@ -231,3 +231,50 @@ def test_a_first_invalid_cost_is_charged_the_fallback() -> None:
 
     out = run(_BadCost(float("nan"), every=1), RandomSearch, seed=0, budget_seconds=5.5)
     assert [r["cost_s"] for r in out.rows] == [INVALID_COST_FALLBACK_S] * 6
+
+
+# -- what the run loop does with a configuration the space does not hold ---------------------------
+class _OutOfSpace(Optimizer):
+    """Proposes a valid point, then one outside branin's box (a plugin bug)."""
+
+    name = "out_of_space"
+    description = "test: its second suggestion is outside the space"
+
+    def ask(self, pending=()):
+        x = {"x1": 0.0, "x2": 1.0} if not self.history else {"x1": 99.0, "x2": 1.0}
+        return Suggestion(x, self.full_fidelity())
+
+
+def test_a_malformed_suggestion_stops_the_run_naming_the_optimizer_trial_and_configuration():
+    """The documented choice (runner.run's docstring): a suggestion the space does not hold is the plugin's
+    bug, one PluginError line naming the optimizer, the trial and the (shortened) configuration; a well-formed
+    configuration the space calls infeasible is not this case: the benchmark evaluates it."""
+    from benchsuite.errors import PluginError
+
+    with pytest.raises(PluginError) as err:
+        run(make_benchmark("branin"), _OutOfSpace, seed=0, budget_evals=3)
+    msg = str(err.value)
+    assert "'out_of_space'" in msg and "at trial 1" in msg and "99.0" in msg and "\n" not in msg
+
+
+def test_a_nominal_cost_model_that_raises_names_the_benchmark_and_configuration():
+    from benchsuite.errors import PluginError
+
+    class Fragile(Benchmark):
+        name = "fragile"
+        kind = "live"
+        description = "test: its cost model raises on x1 > 0"
+
+        def setup(self):
+            self.space = make_benchmark("branin").space
+
+        def evaluate(self, config, fidelity=None, seed=0):
+            return Result(float(config["x1"] ** 2), 1.0)
+
+        def nominal_cost(self, config, fidelity=None):
+            if config["x1"] > 0:
+                raise ValueError("no network for this one")
+            return 1.0
+
+    with pytest.raises(PluginError, match=r"benchmark 'fragile': nominal_cost failed on .*x1.*ValueError: no network"):
+        run(Fragile(), get_optimizer("random_search"), seed=1, budget_evals=20, clock="nominal")

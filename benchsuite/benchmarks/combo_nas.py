@@ -194,6 +194,10 @@ class ComboNas(LiveTrainingBenchmark):
                 break
         return outcomes
 
+    def infeasible_cost_s(self) -> float:
+        """An invalid cell costs ``invalid_cost_s`` on either clock (measured or nominal)."""
+        return float(self.settings["invalid_cost_s"])
+
     def flops_ratio(self, config: dict[str, Any]) -> float:
         """FLOPs of the configuration's network over the largest cell's (1 for an invalid cell)."""
         if not combo_cell.is_valid(config):
@@ -207,7 +211,7 @@ class ComboNas(LiveTrainingBenchmark):
         lam = self.settings["lambda"]
         reason = combo_cell.invalid_reason(config)
         if reason is not None:
-            return Result(penalised(INVALID_ERROR, INVALID_FLOPS_RATIO, lam), self.settings["invalid_cost_s"],
+            return Result(penalised(INVALID_ERROR, INVALID_FLOPS_RATIO, lam), self.infeasible_cost_s(),
                           {"invalid": reason, "val_error": INVALID_ERROR, "flops_ratio": INVALID_FLOPS_RATIO})
         epochs = self._rounded(fid)
         flops = combo_cell.network_flops(config, self.settings["channels"])

@@ -189,7 +189,7 @@ class DeepArchitectCifar10(LiveTrainingBenchmark):
         epochs = self._rounded(fid)
         why = self.space.why_invalid(values) if hasattr(self.space, "why_invalid") else None
         if why:  # a walk the space's own rules reject (a Nasbench cell without a path): nothing to train
-            return Result.failure(0.0, f"architecture not in the space: {why}")
+            return Result.failure(self.infeasible_cost_s(), f"architecture not in the space: {why}")
         outcome = self._train(values, epochs, seed, eval_test=False)
         return outcome.to_result(extra={"space": self.settings["space"], "epochs": epochs})
 
