@@ -235,7 +235,44 @@ rule index:
     output:
         _at("reports/index.md"),
     shell:
-        "{PY:q} -m benchsuite.analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --out {output:q}"
+        "{PY:q} -m benchsuite.analysis index {input.protocols:q} --reports {REPORTS_DIR:q} --results {RESULTS_DIR:q} "
+        "--out {output:q}"
+
+
+onerror:
+    # With keep-going (the default profile) every job that can run has run: say which runs failed and why
+    # (the last line of each one's log), how to rerun just them, and, when the target was `all`, write
+    # reports/index.md with the protocols that have missing runs marked instead of no index at all.
+    from benchsuite.analysis.failures import summary as _failure_summary
+
+    _targets = {str(t) for t in workflow.dag.targetjobs}
+    _wanted = [p for n, p in PROTOCOLS.items() if n in _targets or f"report_{n}" in _targets]
+    if "all" in _targets or "index" in _targets or not _wanted:
+        _wanted = [PROTOCOLS[n] for n in DEFAULT]
+    if "papers" in _targets:
+        _wanted += [PROTOCOLS[n] for n in PAPERS]
+    _root = os.path.dirname(os.path.abspath(RESULTS_DIR))
+    if _asked is None:
+        _rerun = [os.path.join(os.path.dirname(PY), "snakemake"), "--cores", "all"]
+    else:
+        _rerun = ["benchsuite", "workflow", *_as_list(_asked), "--results", _root, "--"]  # then Snakemake's targets
+    # a clone's paths relative to it; `benchsuite workflow` runs Snakemake in the results folder, not where
+    # the user is, so its paths are absolute
+    _text = _failure_summary(_wanted, _root, _rerun, relative=_asked is None)
+    if _text:
+        print(_text, file=sys.stderr)
+    if "all" in _targets:
+        from benchsuite.analysis.report import write_index as _write_index
+
+        try:
+            os.makedirs(REPORTS_DIR, exist_ok=True)
+            _write_index([PROTOCOLS[n] for n in DEFAULT], REPORTS_DIR, _at("reports/index.md"), results_root=_root)
+            _index = _at("reports/index.md")
+            print(f"benchsuite: wrote {_rel(_index) if _asked is None else os.path.abspath(_index)} with the "
+                  "incomplete protocols marked",
+                  file=sys.stderr)
+        except Exception as exc:  # the summary above is what matters; the index is a convenience
+            print(f"benchsuite: could not write the index: {exc}", file=sys.stderr)
 
 
 # The scorecard: every published cell beside ours, from the committed runs alone (reproductions/, issue 25).

@@ -29,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     i.add_argument("protocols", nargs="+")
     i.add_argument("--reports", default="reports")
     i.add_argument("--out", default=None, help="default REPORTS/index.md")
+    i.add_argument("--results", default=None, help="results folder: protocols with missing runs there are marked")
     args = p.parse_args(argv)
     try:
         from benchsuite.protocol import load_protocol
@@ -52,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .report import write_index
 
             protos = [load_protocol(x) for x in args.protocols]
-            write_index(protos, args.reports, args.out or Path(args.reports) / "index.md")
+            write_index(protos, args.reports, args.out or Path(args.reports) / "index.md",
+                        results_root=None if args.results is None else Path(args.results).parent)
     except BenchsuiteError as exc:
         print(f"analysis: error: {exc}", file=sys.stderr)
         return 2

@@ -262,3 +262,39 @@ def test_real_run_from_elsewhere_refuses_a_live_lock_clears_a_stale_one_and_resu
     third = workflow(elsewhere, str(proto_path), "--results", str(results), "--cores", "1")
     assert third.returncode == 0 and "Nothing to be done" in third.stdout + third.stderr, third.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_failed_runs_do_not_stop_the_others_are_summarised_and_marked_in_the_index(tmp_path: Path) -> None:
+    """keep-going (the default profile): the runs that can finish do; the end of the output lists every failed
+    run with the last line of its log and the command that reruns just them; reports/index.md marks the
+    protocol as incomplete; the rerun command, once the cause is fixed, finishes the protocol."""
+    failing = {**GOOD, "benchmark": "ising", "repetitions": 2, "budget": {"evaluations": 4},
+               "optimizers": ["random_search", {"name": "bocs", "label": "bocs_small",
+                                                "settings": {"n_init": 2, "max_features": 10}}]}
+    proto_path = write_protocol(tmp_path / "mine", "failing", failing)
+    ok_path = write_protocol(tmp_path / "mine", "fine", GOOD)
+    results = tmp_path / "res"
+    first = workflow(tmp_path, str(tmp_path / "mine"), "--results", str(results), "--cores", "2")
+    assert first.returncode != 0
+    err = first.stderr
+    assert "benchsuite: 2 run(s) failed; the finished ones are kept:" in err
+    assert err.count("more than max_features=10") == 2  # each run's own last log line
+    rerun = [ln for ln in err.splitlines() if ln.startswith("rerun just these")]
+    assert len(rerun) == 1 and rerun[0].count("bocs_small/rep00") == 2
+    assert all((results / p).exists() for p in load_protocol(ok_path).result_paths())  # the other protocol ran
+    assert (results / "reports" / "fine" / "index.md").exists()
+    index = (results / "reports" / "index.md").read_text()
+    assert "**1 of 2 protocol(s) have missing runs**" in index
+    assert "**incomplete: 2 of 4 runs missing** (2 failed" in index and "[`fine`](fine/index.md)" in index
+
+    proto_path.write_text(proto_path.read_text().replace("max_features: 10", "max_features: 200000"))
+    command = rerun[0].split(": ", 1)[1].split()
+    assert command[:2] == ["benchsuite", "workflow"]
+    again = subprocess.run([str(BENCHSUITE), *command[1:], "--cores", "2"], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert all((results / p).exists() for p in load_protocol(proto_path).result_paths())
+    final = workflow(tmp_path, str(tmp_path / "mine"), "--results", str(results), "--cores", "2")
+    assert final.returncode == 0, final.stderr
+    index = (results / "reports" / "index.md").read_text()
+    assert "incomplete" not in index and "[`failing`](failing/index.md)" in index
