@@ -5,25 +5,32 @@
 For each protocol with a ``published:`` block (:mod:`benchsuite.published`) and each of its cells,
 ours is the mean and standard error over the committed runs (``reproductions/<protocol>/runs.columns.xz``)
 of the protocol's reported quantity at its table point (the budget, as the protocol's own report
-table), in the paper's units (``offset + scale * ours``). Verdicts:
+table), in the paper's units (``offset + scale * ours``).
 
-- ``match``: within two combined standard errors of the published value, plus half a unit of its last
-  printed decimal (a published ``+- 0.00`` is a rounded number, not an exact one; the decimals are
-  those of the value or its error bar, whichever has more, since YAML drops trailing zeros). The paper's error bar
-  counts as a standard error when it is one or is not stated (the lenient reading), as
-  ``sd / sqrt(runs)`` when it is a standard deviation.
-- ``better`` / ``worse``: outside that band, in the paper's direction (lower is better unless
-  ``higher_is_better``); the note says by how much, in units and combined standard errors.
-- ``partial``: fewer committed runs than the paper's; the note says what the comparison shows so far.
+One verdict rule (:func:`compare`), unit-tested on its boundaries (tests/test_scorecard_rule.py):
+
+- ``match`` / ``better`` / ``worse``: ``|z| <= 2`` or beyond it in the paper's direction, where z rests on
+  both sides' standard errors when the paper's error is one (a standard deviation over stated runs is
+  converted), on our runs' spread alone when the paper's standard error is not known (a weaker match, counted
+  apart), and no z is needed where both sides sit at the benchmark's known optimum at the paper's printed
+  precision (the same-optimum rule, the one place rounding enters);
+- ``so far ...``: fewer committed runs than the paper's, with the z as it stands;
 - ``not-run (gpu)`` (with an estimate of GPU-hours on one current data-centre GPU), ``not-run
   (method missing)`` (the suite has no such method), ``not-run (no runs yet)``.
 
 Claims (figure-only results): a ``factor`` is the baseline's time to the target over the optimizer's
 (times: the median over runs of the simulated time at which a run's incumbent first comes within the
-tolerance of the target; its standard error from a bootstrap over runs, on the log scale); a factor the
-paper states as "roughly X" matches when ours lies within X/2 .. 2X or within two standard errors.
-An ``equal`` claim (no method beats another by more than its spread) is ``match`` when no pair differs
-by more than two combined standard errors, else ``differs``.
+tolerance of the target; its standard error from a bootstrap over runs, on the log scale), judged against
+the paper's "roughly X" read as X/2 .. 2X (:func:`factor_verdict`: ``inconclusive`` where our interval
+straddles that band's edge). An ``equal`` claim (no method beats another by more than its spread) is
+``match`` when the largest difference of two means is at most the pooled run-to-run standard deviation
+(:func:`equal_claim`), the comparison the paper itself made.
+
+Fidelity: each row carries its protocol's (or cell's) class, ``faithful``, ``adapted`` (with the named
+differences) or ``variant`` (ours beside theirs). A published number compared in several protocols is counted
+once, in the closest (:func:`mark_counted`); the headline (:func:`headline`) counts the counted numbers by
+fidelity, with the not-run reasons apart, and says how many flagged differences chance alone would give at the
+number of comparisons made (``p``, and Benjamini-Hochberg's ``q_bh``, in scorecard.csv).
 
 Every better / worse / differs row carries a cause: the entry for it in ``reproductions/notes.yaml``
 (a measured cause, written by whoever measured it), else ``unexplained``.
@@ -34,6 +41,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +50,10 @@ import pandas as pd
 
 from benchsuite.errors import DataError
 
-COLUMNS = ("paper", "source", "protocol", "benchmark", "optimizer", "published", "published_error",
-           "published_error_kind", "published_runs", "ours", "ours_se", "ours_runs", "verdict", "note")
-VERDICTS = ("match", "better", "worse", "differs", "partial", "not-run")
+COLUMNS = ("paper", "source", "protocol", "benchmark", "optimizer", "fidelity", "differences", "published",
+           "published_error", "published_error_kind", "published_runs", "ours", "ours_se", "ours_runs", "verdict",
+           "basis", "z", "p", "q_bh", "counted", "note")
+VERDICTS = ("match", "better", "worse", "differs", "inconclusive", "so far", "not-run")
 ROUGHLY = 2.0  # a stated "roughly X" factor: X / 2 .. 2 X
 BOOTSTRAP = 400
 _NOTE_KEYS = ("protocol", "benchmark", "optimizer", "claim", "note")
@@ -92,38 +101,104 @@ def decimals(value: float) -> int:
     return 0 if text.endswith(".0") else len(text.split(".")[1])
 
 
-def published_se(error: float | None, kind: str, runs: int | None) -> float:
-    """The published error bar as a standard error (a standard deviation over ``runs`` divided by sqrt(runs))."""
-    if error is None:
-        return 0.0
-    if kind == "standard_deviation" and runs:
-        return error / math.sqrt(runs)
+def published_se(error: float | None, kind: str, runs: int | None) -> float | None:
+    """The published error bar as a standard error, or None where it cannot be one: no error printed, its kind
+    not stated, or a standard deviation over a number of runs the paper does not state."""
+    if error is None or kind == "not_stated":
+        return None
+    if kind == "standard_deviation":
+        return error / math.sqrt(runs) if runs else None
     return error
 
 
-def cell_verdict(cell: Any, mean: float, se: float, n: int) -> tuple[str, str]:
-    """(verdict, how far) of our mean +- se over n runs against a published cell, in paper units."""
-    pse = published_se(cell.error, cell.error_kind, cell.runs)
-    ose = se if math.isfinite(se) else 0.0
-    comb = math.hypot(ose, pse)
-    # printed value and error share their decimals (21.50 +- 0.03); YAML keeps neither's trailing zeros
-    places = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0)
-    half = 0.5 * 10.0 ** -places
+@dataclass(frozen=True)
+class Comparison:
+    """One published number against ours: the verdict, what it rests on, and the signed z (ours minus theirs
+    over the error it rests on; NaN for the same-optimum rule)."""
+
+    verdict: str  # match | better | worse, "so far ..." with fewer runs than the paper's
+    basis: str  # one of BASES
+    z: float
+    text: str
+
+
+#: what a cell's verdict rests on, from the strongest to the weakest
+BASES = ("same optimum", "standard errors", "our spread")
+Z_MATCH = 2.0  # |z| at most this: no difference shown (two-sided 4.6 % under the null)
+
+
+def compare(cell: Any, mean: float, se: float, sd: float, n: int) -> Comparison:
+    """The one verdict rule for a published cell (value, error bar and its kind, runs, direction, optional known
+    optimum) against our mean, standard error, run-to-run standard deviation and run count, all in the paper's
+    units.
+
+    1. Same optimum: where the cell gives the benchmark's known optimum and both the published value and our mean
+       lie within one unit of the paper's last printed digit of it (a printing may round or truncate:
+       -195.65275 is printed -195.6527), ``match`` (the only place rounding enters: a printed ``+- 0``
+       and runs that all end at the optimum compare nothing else).
+    2. Standard errors: where the paper's error is a standard error, or a standard deviation over a stated number
+       of runs (converted: sd / sqrt(runs)), ``z = (ours - theirs) / sqrt(se_ours^2 + se_theirs^2)``.
+    3. Our spread (weaker): where the paper's error is not stated as either, or it gives none, its standard error
+       is unknown and never assumed: ``z = (ours - theirs) / sd_ours``, whether the published mean lies within
+       the spread of our single runs. Such a match says less, and is counted apart.
+
+    ``|z| <= 2`` is ``match``; otherwise ``better`` or ``worse`` in the paper's direction. With fewer runs than
+    the paper's the verdict is ``so far ...`` and keeps its z.
+    """
     diff = mean - cell.value
+    places = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0)
     d = places + 1
-    if abs(diff) <= 2 * comb + half:
-        base, far = "match", f"{diff:+.{d}f}, within {2 * comb + half:.{d}f} (2 combined SE + rounding)"
+    so_far = bool(cell.runs and n < cell.runs)
+    prefix = "so far " if so_far else ""
+    runs = f"; {n} of {cell.runs} runs" if so_far else ""
+    opt = getattr(cell, "optimum", None)
+    unit = 10.0 ** -places  # one unit of the last printed digit: a printing may round or truncate
+    if opt is not None and abs(cell.value - opt) <= unit and abs(mean - opt) <= unit:
+        return Comparison(prefix + "match", "same optimum", math.nan,
+                          f"{diff:+.{d}f}: both at the known optimum {opt:.{d}f} at the paper's printed precision"
+                          + runs)
+    pse = published_se(cell.error, cell.error_kind, cell.runs)
+    if pse is not None:
+        basis, scale = "standard errors", math.hypot(se if math.isfinite(se) else 0.0, pse)
+        what = "combined SE"
+    else:
+        basis, scale = "our spread", sd if math.isfinite(sd) else 0.0
+        what = "our runs' SD; the paper's standard error is not known"
+    z = diff / scale if scale > 0 else (0.0 if diff == 0 else math.copysign(math.inf, diff))
+    if abs(z) <= Z_MATCH:
+        base = "match"
     else:
         good = diff > 0 if cell.higher_is_better else diff < 0
         base = "better" if good else "worse"
-        # a z-score against error bars below the printed precision (runs that all end at one optimum, up to
-        # float summation order) says nothing; name that instead of printing a number like 4.6e9
-        z = (f"{abs(diff) / comb:.1f} combined SE" if comb >= half
-             else "error bars below the printed precision" if comb > 0 else "no error bar on either side")
-        far = f"{diff:+.{d}f} ({z})"
-    if cell.runs and n < cell.runs:
-        return "partial", f"{n} of {cell.runs} runs; so far {base}: {far}"
-    return base, far
+    return Comparison(prefix + base, basis, z, f"{diff:+.{d}f} (z = {z:+.1f}, {what}){runs}")
+
+
+def cell_verdict(cell: Any, mean: float, se: float, n: int, sd: float | None = None) -> tuple[str, str]:
+    """(verdict, how far) of :func:`compare` (``sd`` defaults to ``se * sqrt(n)``)."""
+    if sd is None:
+        sd = se * math.sqrt(n) if math.isfinite(se) and n > 0 else math.nan
+    c = compare(cell, mean, se, sd, n)
+    return c.verdict, c.text
+
+
+def p_two_sided(z: float) -> float:
+    """Two-sided normal p-value of a z (NaN stays NaN)."""
+    return math.erfc(abs(z) / math.sqrt(2.0)) if not math.isnan(z) else math.nan
+
+
+def benjamini_hochberg(p: Sequence[float]) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q), NaN where p is NaN; the false-discovery rate of the flags
+    ``q <= 0.05`` is at most 5 % over the comparisons made."""
+    p = np.asarray(p, dtype=float)
+    q = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    if not len(ok):
+        return q
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = len(order)
+    ranked = p[order] * m / np.arange(1, m + 1)
+    q[order] = np.minimum(1.0, np.minimum.accumulate(ranked[::-1])[::-1])
+    return q
 
 
 # -- claims -----------------------------------------------------------------------------
@@ -179,40 +254,69 @@ def factor_claim(claim: Any, protocol: Any, df: pd.DataFrame) -> tuple[float, fl
         return 0.0, se, n, "worse", how + f"; {claim.optimizer}'s median run never reaches the target"
     if not math.isfinite(fb):
         return math.inf, se, n, "better", how + f"; {claim.baseline}'s median run never reaches the target"
-    lo = math.log(claim.value / ROUGHLY) - 2 * (se if math.isfinite(se) else 0)
-    hi = math.log(claim.value * ROUGHLY) + 2 * (se if math.isfinite(se) else 0)
-    base = "match" if lo <= math.log(factor) <= hi else ("better" if factor > claim.value else "worse")
+    base, band = factor_verdict(factor, se, claim.value)
+    how += f"; {band}"
     if claim.runs and n < claim.runs:
-        return factor, se, n, "partial", f"{n} of {claim.runs} runs; so far {base}: " + how
+        return factor, se, n, "so far " + base, how + f"; {n} of {claim.runs} runs"
     return factor, se, n, base, how
 
 
+def factor_verdict(factor: float, se_log: float, claimed: float) -> tuple[str, str]:
+    """(verdict, how) of our speed-up ``factor`` (standard error ``se_log`` of its logarithm) against a paper's
+    "roughly ``claimed``", read as the band ``claimed / 2 .. 2 claimed`` (:data:`ROUGHLY`).
+
+    ``match``: our factor lies in the band. ``better`` / ``worse``: it lies outside and so does its whole
+    interval ``factor * exp(+-2 se)``. ``inconclusive``: outside the band, but the interval reaches into it;
+    our runs can neither confirm nor refute the claim (1.35x against a claimed 5x with a wide interval).
+    """
+    lo, hi = claimed / ROUGHLY, claimed * ROUGHLY
+    spread = math.exp(2 * se_log) if math.isfinite(se_log) else math.inf
+    ci = (factor / spread, factor * spread)
+    band = f"claimed band {lo:.3g}-{hi:.3g}x, ours {factor:.3g}x (2-SE interval {ci[0]:.3g}-{ci[1]:.3g}x)"
+    if lo <= factor <= hi:
+        return "match", band
+    if ci[1] < lo:
+        return "worse", band
+    if ci[0] > hi:
+        return "better", band
+    return "inconclusive", band
+
+
 def equal_claim(claim: Any, values: pd.DataFrame) -> tuple[float, int, str, str]:
-    """(largest pairwise difference in combined SE, runs, verdict, how far) for an ``equal`` claim."""
+    """(largest difference of two means over the pooled run-to-run SD, runs, verdict, how) for an ``equal``
+    claim: "no method beats another by more than the spread of its runs", which is what a paper states when its
+    methods' means lie within their runs' standard deviations (DeepArchitect's Table 2: means 91.32-91.93, a
+    range of 0.61, against SDs of 0.11-1.03 over 3 runs, pooled 0.67).
+
+    ``match`` when the largest difference between two methods' means is at most the pooled standard deviation
+    of single runs (root mean of the methods' variances), else ``differs``: the comparison the paper made,
+    with our runs' spread in place of theirs, never our standard errors (which shrink with more runs and would
+    turn any small difference into a "difference").
+    """
     stats = {}
     for o in claim.optimizers:
         v = values.loc[(values["benchmark"] == claim.benchmark) & (values["optimizer"] == o), "value"].to_numpy(float)
-        stats[o] = _stats(v)
+        v = v[np.isfinite(v)]
+        stats[o] = (float(v.mean()) if len(v) else math.nan, float(v.std(ddof=1)) if len(v) > 1 else math.nan,
+                    len(v))
     ns = [s[2] for s in stats.values()]
     if min(ns) == 0:
         missing = [o for o, s in stats.items() if s[2] == 0]
         return math.nan, 0, "not-run (no runs yet)", f"no committed runs of {', '.join(missing)}"
-    worst, pair = 0.0, ("", "")
-    for i, a in enumerate(claim.optimizers):
-        for b in claim.optimizers[i + 1:]:
-            (ma, sa, _), (mb, sb, _) = stats[a], stats[b]
-            comb = math.hypot(sa if math.isfinite(sa) else 0, sb if math.isfinite(sb) else 0)
-            z = abs(ma - mb) / comb if comb > 0 else (0.0 if ma == mb else math.inf)
-            if z >= worst:
-                worst, pair = z, (a, b)
-    a, b = pair
-    diff = abs(claim.scale) * abs(stats[a][0] - stats[b][0])
-    how = f"largest difference {a} vs {b}: {diff:.3g} ({worst:.1f} combined SE)"
+    means = {o: s[0] for o, s in stats.items()}
+    hi, lo = max(means, key=means.get), min(means, key=means.get)
+    sds = [s[1] for s in stats.values() if math.isfinite(s[1])]
+    pooled = math.sqrt(float(np.mean(np.square(sds)))) if sds else math.nan
+    rng = means[hi] - means[lo]
+    ratio = rng / pooled if pooled > 0 else (0.0 if rng == 0 else math.inf)
+    scale = abs(claim.scale)
+    how = (f"largest difference {hi} vs {lo}: {scale * rng:.3g}, {ratio:.2f}x the pooled SD of single runs "
+           f"({scale * pooled:.3g})")
     n = min(ns)
-    base = "match" if worst <= 2 else "differs"
+    base = "match" if ratio <= 1.0 else "differs"
     if claim.runs and n < claim.runs:
-        return worst, n, "partial", f"{n} of {claim.runs} runs; so far {base}: " + how
-    return worst, n, base, how
+        return ratio, n, "so far " + base, how + f"; {n} of {claim.runs} runs"
+    return ratio, n, base, how
 
 
 # -- GPU estimates ------------------------------------------------------------------------
@@ -288,20 +392,34 @@ def _fmt(x: float, d: int) -> str:
     return "" if x is None or not math.isfinite(x) else f"{x:.{max(d, 0)}f}"
 
 
+def number_id(item: Any) -> str:
+    """What identifies one published number across protocols that compare with it (the same table value run
+    in two setups): paper, method, value and error for a cell; paper, statement and benchmark for a claim."""
+    if hasattr(item, "statement"):
+        return f"{item.paper}|claim|{item.statement}|{item.benchmark}"
+    return f"{item.paper}|{item.method}|{item.value!r}|{item.error!r}"
+
+
 def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[str, str, str], str]) -> list[dict]:
     """The scorecard rows of one protocol (its committed frame ``df``, or None when nothing is committed)."""
     pub = protocol.published
     rows: list[dict] = []
     values = run_values(protocol, df) if df is not None else pd.DataFrame(columns=["benchmark", "optimizer", "value"])
     gpu = needs_gpu(protocol)
+
+    def base_row(item: Any) -> dict:
+        return {"paper": item.paper, "source": item.source, "protocol": protocol.name, "benchmark": item.benchmark,
+                "fidelity": item.fidelity, "differences": "; ".join(item.differences), "ours": "", "ours_se": "",
+                "ours_runs": 0, "verdict": "", "basis": "", "z": math.nan, "note": "", "variant": item.variant,
+                "number": number_id(item)}
+
     for cell in pub.cells:
         d = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0) + 1
-        row = {"paper": cell.paper, "source": cell.source, "protocol": protocol.name, "benchmark": cell.benchmark,
-               "optimizer": cell.optimizer or f"({cell.method})", "published": _fmt(cell.value, d - 1),
-               "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
-               "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
-               "ours": "", "ours_se": "", "ours_runs": 0, "verdict": "", "note": "", "method": cell.method,
-               "variant": cell.variant}
+        row = base_row(cell)
+        row.update({"optimizer": cell.optimizer or f"({cell.method})", "published": _fmt(cell.value, d - 1),
+                    "published_error": "" if cell.error is None else _fmt(cell.error, decimals(cell.error)),
+                    "published_error_kind": cell.error_kind, "published_runs": cell.runs or "",
+                    "method": cell.method})
         setup = [f"setup: {cell.note}"] if cell.note else []
         if cell.optimizer is None:
             row.update(verdict="not-run (method missing)", note="; ".join([cell.not_run, *setup]))
@@ -319,20 +437,20 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
                 row.update(verdict="not-run (no runs yet)", note="; ".join(setup))
             rows.append(row)
             continue
-        verdict, far = cell_verdict(cell, mean, se, n)
-        row.update(ours=_fmt(mean, d), ours_se=_fmt(se, d), ours_runs=n, verdict=verdict)
-        row["note"] = _note(verdict, far, notes.get((protocol.name, cell.benchmark, cell.optimizer)),
+        sd = se * math.sqrt(n) if math.isfinite(se) else math.nan
+        c = compare(cell, mean, se, sd, n)
+        row.update(ours=_fmt(mean, d), ours_se=_fmt(se, d), ours_runs=n, verdict=c.verdict, basis=c.basis, z=c.z)
+        row["note"] = _note(c.verdict, c.text, notes.get((protocol.name, cell.benchmark, cell.optimizer)),
                             [cell.note] if cell.note else [])
         rows.append(row)
     for claim in pub.claims:
         label = _claim_label(claim)
-        row = {"paper": claim.paper, "source": claim.source, "protocol": protocol.name, "benchmark": claim.benchmark,
-               "optimizer": label, "published_error": "", "published_error_kind": "not_stated",
-               "published_runs": claim.runs or "", "ours": "", "ours_se": "", "ours_runs": 0,
-               "method": claim.statement, "variant": claim.variant}
+        row = base_row(claim)
+        row.update({"optimizer": label, "published_error": "", "published_error_kind": "not_stated",
+                    "published_runs": claim.runs or "", "method": claim.statement,
+                    "published": f"{claim.value:g}x faster" if claim.kind == "factor" else "equal within spread"})
         setup = [claim.note] if claim.note else []
         if df is None:
-            row["published"] = f"{claim.value:g}x faster" if claim.kind == "factor" else "equal within spread"
             if gpu:
                 h, basis = gpu_hours(protocol, claim.benchmark)
                 row.update(verdict="not-run (gpu)", note=f"about {h:,.0f} GPU-hours ({basis})")
@@ -343,27 +461,67 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
         if claim.kind == "factor":
             factor, se, n, verdict, far = factor_claim(claim, protocol, df)
             shown = _fmt(factor, 2) + "x" if math.isfinite(factor) else ("infinite" if factor == math.inf else "")
-            row.update(published=f"{claim.value:g}x faster", ours=shown,
-                       ours_se=_fmt(se, 2) + " (log)" if math.isfinite(se) else "", ours_runs=n, verdict=verdict)
+            row.update(ours=shown, ours_se=_fmt(se, 2) + " (log)" if math.isfinite(se) else "", ours_runs=n,
+                       verdict=verdict, basis="claimed band" if not verdict.startswith("not-run") else "")
         else:
-            z, n, verdict, far = equal_claim(claim, run_values(protocol, df))
-            row.update(published="equal within spread", ours=_fmt(z, 1) + " SE max" if math.isfinite(z) else "",
-                       ours_runs=n, verdict=verdict)
+            ratio, n, verdict, far = equal_claim(claim, run_values(protocol, df))
+            row.update(ours=_fmt(ratio, 2) + "x pooled SD" if math.isfinite(ratio) else "", ours_runs=n,
+                       verdict=verdict, basis="our spread" if not verdict.startswith("not-run") else "")
         row["note"] = _note(verdict, far, notes.get((protocol.name, claim.benchmark, label)),
                             [f"claim: {claim.statement}", *setup])
         rows.append(row)
     return rows
 
 
+DIFFERS = ("better", "worse", "differs")
+
+
+def differs(verdict: str) -> bool:
+    """A verdict that says ours and the paper's differ (so far or final)."""
+    return verdict.removeprefix("so far ") in DIFFERS
+
+
 def _note(verdict: str, far: str, measured: str | None, setup: Sequence[str]) -> str:
     parts = [far] if far else []
-    if verdict in ("better", "worse", "differs") or (verdict == "partial" and any(
-            f"so far {w}" in far for w in ("better", "worse", "differs"))):
+    if differs(verdict):
         parts.append(f"cause: {measured}" if measured else "cause: unexplained")
     elif measured:
         parts.append(measured)
     parts += [f"setup: {s}" for s in setup]
     return "; ".join(parts)
+
+
+_FIDELITY_RANK = {"faithful": 0, "adapted": 1, "variant": 2}
+
+
+def mark_counted(card: pd.DataFrame) -> pd.DataFrame:
+    """Add ``counted``: each published number is counted once, in the row of the protocol that compares with it
+    most closely. Variants are never counted. Among the other rows of one number: one with runs before one
+    without, then faithful before adapted, then fewer named differences, then more runs, then the protocol
+    name (so the choice is reproducible)."""
+    card = card.copy()
+    card["counted"] = False
+    live = card[~card["variant"].astype(bool)]
+    for _, g in live.groupby("number", sort=False):
+        key = g.assign(
+            _run=(g["ours_runs"].astype(int) == 0).astype(int), _fid=g["fidelity"].map(_FIDELITY_RANK),
+            _diffs=g["differences"].map(lambda t: len([x for x in str(t).split("; ") if x])),
+            _runs=-g["ours_runs"].astype(int))
+        best = key.sort_values(["_run", "_fid", "_diffs", "_runs", "protocol"], kind="stable").index[0]
+        card.loc[best, "counted"] = True
+    return card
+
+
+def flag_multiple_comparisons(card: pd.DataFrame) -> pd.DataFrame:
+    """Add ``p`` (two-sided, from z) and ``q_bh`` (Benjamini-Hochberg over the counted rows with a z) so that a
+    reader sees which flagged differences survive the number of comparisons made."""
+    card = card.copy()
+    card["p"] = [p_two_sided(z) if isinstance(z, float) else math.nan for z in card["z"].astype(float)]
+    counted = card["counted"].astype(bool) & np.isfinite(card["p"])
+    card["q_bh"] = math.nan
+    if counted.any():
+        card.loc[counted, "q_bh"] = benjamini_hochberg(card.loc[counted, "p"].to_numpy(float))
+    return card
 
 
 def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame:
@@ -385,14 +543,84 @@ def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame
             row["note"] = "; ".join(x for x in (row["note"], f"{stale} committed run(s) of an earlier setup of "
                                                 "the protocol left out (rerun them)") if x)
         rows += new
-    return pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant"])
+    card = pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant", "number"])
+    return flag_multiple_comparisons(mark_counted(card))
+
+
+#: the headline's rows, in order: what a counted published number's comparison says
+HEADLINE = (
+    ("match", "match (both sides' standard errors, or both at the known optimum)"),
+    ("match, spread only", "match on our runs' spread only (the paper's standard error is not known)"),
+    ("so far match", "so far match (fewer runs than the paper's)"),
+    ("differs, cause measured", "differs, cause measured"),
+    ("differs, cause unknown", "differs, cause unknown"),
+    ("so far differs", "so far differs (fewer runs than the paper's)"),
+    ("inconclusive", "inconclusive (our factor's interval reaches into the claimed band)"),
+    ("not run: GPU", "not run: GPU"),
+    ("not run: method missing", "not run: method missing"),
+    ("not run: no runs yet", "not run: no runs yet"),
+)
+
+
+def headline_category(row: Mapping[str, Any]) -> str:
+    """Which headline row a scorecard row falls in (see :data:`HEADLINE`)."""
+    v = str(row["verdict"])
+    if v.startswith("not-run"):
+        return {"not-run (gpu)": "not run: GPU", "not-run (method missing)": "not run: method missing"}.get(
+            v, "not run: no runs yet")
+    if v == "inconclusive" or v == "so far inconclusive":
+        return "inconclusive"
+    if v.startswith("so far "):
+        return "so far match" if v == "so far match" else "so far differs"
+    if v == "match":
+        return "match, spread only" if row.get("basis") == "our spread" else "match"
+    measured = "cause: unexplained" not in str(row.get("note", ""))
+    return "differs, cause measured" if measured else "differs, cause unknown"
+
+
+def headline(card: pd.DataFrame) -> pd.DataFrame:
+    """Counted published numbers by headline row (:data:`HEADLINE`) and fidelity (faithful, adapted), with a
+    total: each number once, in its most faithful protocol (:func:`mark_counted`); variants left out."""
+    c = card[card["counted"].astype(bool)]
+    cats = c.apply(headline_category, axis=1) if len(c) else pd.Series(dtype=str)
+    table = pd.crosstab(cats, c["fidelity"]) if len(c) else pd.DataFrame()
+    table = table.reindex(index=[k for k, _ in HEADLINE], columns=["faithful", "adapted"], fill_value=0)
+    table["all"] = table.sum(axis=1)
+    return table
+
+
+def headline_markdown(card: pd.DataFrame) -> str:
+    """The headline as Markdown (README, SCORECARD.md and the docs site show this same table), with what chance
+    alone would flag at the number of comparisons made."""
+    t = headline(card)
+    labels = dict(HEADLINE)
+    lines = ["| published numbers | faithful | adapted | all |", "|---|---:|---:|---:|"]
+    for key, r in t.iterrows():
+        lines.append(f"| {labels[key]} | {int(r['faithful'])} | {int(r['adapted'])} | {int(r['all'])} |")
+    total = t.sum()
+    lines.append(f"| **all** | {int(total['faithful'])} | {int(total['adapted'])} | {int(total['all'])} |")
+    counted = card[card["counted"].astype(bool)]
+    tested = counted[np.isfinite(counted["p"].astype(float))]
+    flagged = int((tested["p"].astype(float) < 0.0455).sum())
+    survive = int((tested["q_bh"].astype(float) <= 0.05).sum())
+    n_rows, n_var = len(card), int(card["variant"].astype(bool).sum())
+    dup = n_rows - n_var - len(counted)
+    lines += ["", f"Each published number is counted once, in the protocol that compares with it most closely "
+                  f"({len(counted)} numbers; {dup} rows that compare with a number counted elsewhere and {n_var} "
+                  f"rows of our variants are in the tables below, not counted). Of the {len(tested)} counted "
+                  f"comparisons with a z, {flagged} lie beyond |z| = 2, where chance alone would put about "
+                  f"{0.0455 * len(tested):.1f}; {survive} remain significant after Benjamini-Hochberg at a 5 % "
+                  "false-discovery rate (column q_bh of scorecard.csv)."]
+    return "\n".join(lines)
 
 
 def counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Cells per paper and verdict (``not-run (...)`` counted as ``not-run``; our variants left out)."""
-    if "variant" in card:
+    """Counted published numbers per paper and verdict (``not-run (...)`` counted as ``not-run``)."""
+    if "counted" in card:
+        card = card[card["counted"].astype(bool)]
+    elif "variant" in card:
         card = card[~card["variant"].astype(bool)]
-    short = card["verdict"].str.split(" ").str[0]
+    short = card["verdict"].map(lambda v: "so far" if v.startswith("so far") else v.split(" ")[0])
     table = pd.crosstab(card["paper"], short)
     return table.reindex(columns=list(VERDICTS), fill_value=0)
 
@@ -404,18 +632,15 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
              "from the committed runs (`reproductions/<protocol>/runs.columns.xz`). Regenerate with "
              "`benchsuite reproductions` (or `snakemake reproductions`); the rules for each verdict are in "
              "`analysis/scorecard.py`, measured causes of differences in `reproductions/notes.yaml`. "
-             "The same rows as CSV: [scorecard.csv](scorecard.csv).", "", "## Counts by verdict", ""]
+             "The same rows as CSV: [scorecard.csv](scorecard.csv).", "", "## Headline", "",
+             headline_markdown(card), "", FIDELITY_TEXT, "", "## Counted numbers by paper and verdict", ""]
     c = counts(card)
-    lines.append("| paper | " + " | ".join(c.columns) + " | cells |")
+    lines.append("| paper | " + " | ".join(c.columns) + " | numbers |")
     lines.append("|---|" + "---:|" * (len(c.columns) + 1))
     for paper, r in c.iterrows():
         lines.append(f"| {paper} | " + " | ".join(str(int(x)) for x in r) + f" | {int(r.sum())} |")
     total = c.sum()
     lines.append("| **all** | " + " | ".join(str(int(x)) for x in total) + f" | {int(total.sum())} |")
-    n_var = int(card["variant"].astype(bool).sum()) if "variant" in card else 0
-    if n_var:
-        lines += ["", f"Counted: the paper's methods. Variants of ours beside them ({n_var} rows, marked in the "
-                      "tables) have verdicts but are not counted."]
     lines.append("")
     shown: set[tuple[str, str]] = set()
     for paper, g in card.groupby("paper", sort=False):
@@ -437,15 +662,17 @@ def to_markdown(card: pd.DataFrame, protocols: Mapping[str, Any], root: str | os
             lines += [f"### `{proto}`{where}", "", f"{p.description}" if p.description else "", "",
                       f"Sources: {'; '.join(dict.fromkeys(h['source']))}. Ours: "
                       f"{_quantity(p)}, at the protocol's budget. {committed}", "",
-                      "| benchmark | method (paper) | our label | published | ours | runs (ours / paper) | verdict "
-                      "| note |",
-                      "|---|---|---|---:|---:|---:|---|---|"]
+                      "| benchmark | method (paper) | our label | fidelity | published | ours | runs (ours / paper) "
+                      "| verdict | note |",
+                      "|---|---|---|---|---:|---:|---:|---|---|"]
             for _, r in h.iterrows():
                 pub = r["published"] + (f" ± {r['published_error']}" if r["published_error"] != "" else "")
                 ours = r["ours"] + (f" ± {r['ours_se']}" if r["ours_se"] != "" else "")
                 note = str(r["note"]).replace("|", "\\|")
-                method = f"{r['method']} (variant of ours)" if r["variant"] else r["method"]
-                lines.append(f"| {r['benchmark']} | {method} | `{r['optimizer']}` | {pub} | {ours} | "
+                if r["differences"]:
+                    note = f"differences: {r['differences']}; {note}".rstrip("; ")
+                fid = r["fidelity"] + ("" if r["counted"] or r["variant"] else " (counted elsewhere)")
+                lines.append(f"| {r['benchmark']} | {r['method']} | `{r['optimizer']}` | {fid} | {pub} | {ours} | "
                              f"{r['ours_runs']} / {r['published_runs'] or '?'} | {r['verdict']} | {note} |")
             for f in figs:
                 if (proto, f.name) not in shown:
@@ -547,20 +774,34 @@ def write(protocols: Mapping[str, Any], root: str | os.PathLike) -> tuple[pd.Dat
     card = build(protocols, root)
     Path(root).mkdir(parents=True, exist_ok=True)
     csv_path, md_path = Path(root) / "scorecard.csv", Path(root) / "SCORECARD.md"
-    atomic_write_text(csv_path, card[list(COLUMNS)].to_csv(index=False))
+    out = card[list(COLUMNS)].copy()
+    out["z"] = [f"{z:.3f}" if np.isfinite(z) else ("" if np.isnan(z) else str(z)) for z in out["z"].astype(float)]
+    for col in ("p", "q_bh"):
+        out[col] = [f"{v:.4g}" if np.isfinite(v) else "" for v in out[col].astype(float)]
+    atomic_write_text(csv_path, out.to_csv(index=False))
     atomic_write_text(md_path, to_markdown(card, protocols, root))
     return card, [str(csv_path), str(md_path)]
 
 
 def verdict_counts_text(card: pd.DataFrame) -> str:
-    """One line per paper: ``COMBO: 3 match, 1 worse, ...`` (for the README and the command's output)."""
+    """One line per paper over its counted numbers: ``COMBO: 3 match, 1 worse, ...`` (the command's output)."""
     out = []
-    if "variant" in card:
-        card = card[~card["variant"].astype(bool)]
+    card = card[card["counted"].astype(bool)] if "counted" in card else card[~card["variant"].astype(bool)]
     for paper, g in card.groupby("paper", sort=False):
-        c = Counter(v.split(" ")[0] for v in g["verdict"])
+        c = Counter("so far" if v.startswith("so far") else v.split(" ")[0] for v in g["verdict"])
         out.append(f"{paper}: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v]))
     return "\n".join(out)
+
+
+FIDELITY_TEXT = (
+    "Fidelity: `faithful` is the paper's setup as far as its text and the authors' released code say; "
+    "`adapted` names each way the setup differs (ours, then theirs) in the row's note; `variant` is a method or "
+    "setup of ours beside the paper's, shown and never counted. Verdicts: |z| <= 2 is a match, where z rests on "
+    "both sides' standard errors, or, where the paper's standard error is not known, on our runs' spread alone "
+    "(a weaker match, counted apart); both sides at a benchmark's known optimum is a match by that rule; with "
+    "fewer runs than the paper's a verdict is `so far`. A factor claim (\"roughly X times faster\") matches "
+    "within X/2..2X and is `inconclusive` where our interval straddles that band's edge. The rule, its tests and "
+    "its boundary cases: `benchsuite/analysis/scorecard.py`, tests/test_scorecard_rule.py.")
 
 
 README_BEGIN = "<!-- scorecard counts: regenerated by `benchsuite reproductions --readme README.md` -->"
@@ -568,11 +809,8 @@ README_END = "<!-- end of scorecard counts -->"
 
 
 def counts_markdown(card: pd.DataFrame) -> str:
-    """The counts by verdict per paper as a Markdown table (the README's block)."""
-    c = counts(card)
-    lines = ["| paper | " + " | ".join(c.columns) + " |", "|---|" + "---:|" * len(c.columns)]
-    lines += [f"| {paper} | " + " | ".join(str(int(x)) for x in r) + " |" for paper, r in c.iterrows()]
-    return "\n".join(lines)
+    """The README's block: the headline, the same table SCORECARD.md and the docs site show."""
+    return headline_markdown(card)
 
 
 def update_readme(path: str | os.PathLike, card: pd.DataFrame) -> bool:
@@ -683,7 +921,8 @@ def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | No
     for c in cells:
         if (c.benchmark in benches and budgets.get(c.benchmark) and (c.offset, c.scale) == units[c.benchmark]
                 and not (c.variant and (c.benchmark, c.value) in paper_values)):
-            err = published_se(c.error, c.error_kind, c.runs) if c.error is not None else math.nan
+            pse = published_se(c.error, c.error_kind, c.runs)
+            err = math.nan if pse is None else pse
             marks.setdefault(c.benchmark, []).append((c.optimizer, budgets[c.benchmark], c.value, err))
     opts = [o.label for o in p.optimizers]
     # a log axis where a panel's values span decades (Branin from 100 down to 0.398), else linear

@@ -24,12 +24,22 @@ One block (or a list of blocks, one per paper or table) at the end of a protocol
 
 A cell's ``optimizer`` is a label of the protocol (an unavailable plugin's label counts), or null
 with a ``not_run`` reason when the suite has no such method; ``method`` is the paper's own name
-for it. ``note`` records a known difference of setup (it is shown for every verdict); ``variant: true`` marks
-a method of ours that sits beside the paper's (shown with its verdict, left out of the counts). At the block's
-level, ``variant`` is every cell's and claim's default and ``note`` comes first in every cell's and claim's
-note: a protocol that runs the paper's methods in another setup (COMBO's binary problems on our own instances;
-Fabolas' SVM grid charged the paper's pool's costs) shows the same numbers as variants, with that setup named on
-each row. A factor claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a
+for it. ``note`` is shown for every verdict.
+
+Fidelity: every cell and claim says how faithful its setup is to the paper's (``fidelity``, set on the
+block and overridden per cell or claim):
+
+- ``faithful``: the paper's setup as far as its text and the authors' released code say (no differences);
+- ``adapted``: the paper's method in a setup that differs in named ways: ``differences`` is a list of one-line
+  statements, each naming what differs, ours then theirs ("search signal: 200-epoch validation, theirs
+  12-epoch"); the block's differences come first in every cell's;
+- ``variant``: a method or setup of ours beside the paper's (BOCS-SA beside the paper's BOCS-SDP; COMBO's
+  problems on our own instances): shown with its verdict, never counted in the headline.
+
+A cell may give ``optimum``, the benchmark's known optimum in the paper's units: when the published value and
+our mean both equal it at the paper's printed precision, the verdict is ``match`` by the same-optimum rule
+(``benchsuite.analysis.scorecard``) whatever the error bars (a printed ``+- 0`` and runs that all end at the
+optimum compare nothing else). A factor claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a
 number in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
 Mistakes raise :class:`ProtocolError`, one line naming the key.
 """
@@ -41,13 +51,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ERROR_KINDS = ("standard_error", "standard_deviation", "not_stated")
+FIDELITIES = ("faithful", "adapted", "variant")  # from the closest to the paper to ours beside it
 CLAIM_KINDS = ("factor", "equal")
-_BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "variant",
-               "note", "cells", "claims")
+_BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "fidelity",
+               "differences", "note", "cells", "claims")
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
-              "not_run", "variant")
+              "not_run", "fidelity", "differences", "optimum")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
-               "source", "note", "runs", "variant")
+               "source", "note", "runs", "fidelity", "differences")
 _GPU_KEYS = ("evaluation_s", "basis")
 
 
@@ -69,7 +80,14 @@ class PublishedCell:
     higher_is_better: bool = False
     note: str = ""
     not_run: str = ""
-    variant: bool = False  # ours, beside the paper's method: shown, not counted in the verdict counts
+    fidelity: str = "faithful"  # FIDELITIES
+    differences: tuple[str, ...] = ()  # what an adapted (or variant) setup changes, one line each
+    optimum: float | None = None  # the benchmark's known optimum in paper units (the same-optimum rule)
+
+    @property
+    def variant(self) -> bool:
+        """Ours beside the paper's method: shown, never counted."""
+        return self.fidelity == "variant"
 
 
 @dataclass(frozen=True)
@@ -92,7 +110,13 @@ class PublishedClaim:
     offset: float = 0.0
     higher_is_better: bool = False
     note: str = ""
-    variant: bool = False  # the paper's statement checked in another setup of ours: shown, not counted
+    fidelity: str = "faithful"  # FIDELITIES
+    differences: tuple[str, ...] = ()
+
+    @property
+    def variant(self) -> bool:
+        """The paper's statement checked on a method or setup of ours: shown, never counted."""
+        return self.fidelity == "variant"
 
 
 @dataclass(frozen=True)
@@ -158,9 +182,8 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             g = c.keys(f"{key}.gpu", block["gpu"], _GPU_KEYS, required=_GPU_KEYS)
             gpu_s = _gpu_seconds(c, f"{key}.gpu.evaluation_s", g["evaluation_s"], benchmarks)
             basis = _text(c, f"{key}.gpu.basis", g["basis"])
-        block_variant = block.get("variant", False)
-        if not isinstance(block_variant, bool):
-            raise c.fail(f"{key}.variant", f"expected true or false, got {block_variant!r}")
+        block_fidelity = c.choice(f"{key}.fidelity", block.get("fidelity", "faithful"), FIDELITIES)
+        block_diffs = _differences(c, f"{key}.differences", block.get("differences"))
         block_note = _text(c, f"{key}.note", block["note"]) if block.get("note") is not None else ""
         if not block.get("cells") and not block.get("claims"):
             raise c.fail(key, "give `cells:` or `claims:` (the paper's numbers)")
@@ -175,9 +198,8 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                     raise c.fail(f"{k}.optimizer", "null only with a `not_run:` reason (the method the suite lacks)")
             else:
                 opt = _label_in(c, f"{k}.optimizer", opt, optimizers, "optimizer")
-            variant = cell.get("variant", block_variant)
-            if not isinstance(variant, bool):
-                raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
+            fidelity, diffs = _fidelity(c, k, cell, block_fidelity, block_diffs)
+            optimum = None if cell.get("optimum") is None else _finite(c, f"{k}.optimum", cell["optimum"])
             error = None if cell.get("error") is None else _finite(c, f"{k}.error", cell["error"])
             if error is not None and error < 0:
                 raise c.fail(f"{k}.error", f"must be >= 0, got {error}")
@@ -187,19 +209,18 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 c.choice(f"{k}.error_kind", cell.get("error_kind", kind), ERROR_KINDS),
                 _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
                 "; ".join(filter(None, [block_note, _text(c, f"{k}.note", cell["note"])
-                                        if cell.get("note") is not None else ""])), not_run, variant))
+                                        if cell.get("note") is not None else ""])), not_run, fidelity, diffs,
+                optimum))
         for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
             k = f"{key}.claims[{j}]"
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))
             ckind = c.choice(f"{k}.kind", claim["kind"], CLAIM_KINDS)
             bench = _label_in(c, f"{k}.benchmark", claim["benchmark"], benchmarks, "benchmark")
-            variant = claim.get("variant", block_variant)
-            if not isinstance(variant, bool):
-                raise c.fail(f"{k}.variant", f"expected true or false, got {variant!r}")
+            fidelity, diffs = _fidelity(c, k, claim, block_fidelity, block_diffs)
             common = dict(paper=paper, source=_text(c, f"{k}.source", claim.get("source", source)), kind=ckind,
                           benchmark=bench, statement=_text(c, f"{k}.statement", claim["statement"]),
                           runs=_runs(c, f"{k}.runs", claim.get("runs", runs)), scale=scale, offset=offset,
-                          higher_is_better=hib, variant=variant,
+                          higher_is_better=hib, fidelity=fidelity, differences=diffs,
                           note="; ".join(filter(None, [block_note, _text(c, f"{k}.note", claim["note"])
                                                        if claim.get("note") is not None else ""])))
             if ckind == "factor":
@@ -233,6 +254,29 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             raise c.fail("published", f"cell ({cell.benchmark}, {cell.optimizer}, {cell.method}) is given twice")
         seen.add(ident)
     return Published(tuple(cells), tuple(claims), gpu_s, basis, tuple(dict.fromkeys(papers)))
+
+
+def _differences(c: Any, key: str, raw: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        raise c.fail(key, "expected a non-empty list of one-line differences (what differs, ours then theirs)")
+    return tuple(_text(c, f"{key}[{i}]", d) for i, d in enumerate(raw))
+
+
+def _fidelity(c: Any, key: str, item: Mapping[str, Any], block_fidelity: str,
+              block_diffs: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """A cell's or claim's fidelity class and its differences (the block's first, then its own), checked:
+    an adapted setup names at least one difference, a faithful one none."""
+    fidelity = c.choice(f"{key}.fidelity", item.get("fidelity", block_fidelity), FIDELITIES)
+    diffs = block_diffs + _differences(c, f"{key}.differences", item.get("differences"))
+    if fidelity == "adapted" and not diffs:
+        raise c.fail(f"{key}.fidelity", "adapted needs `differences:`, a list naming each way the setup differs "
+                                        "from the paper's (ours, then theirs)")
+    if fidelity == "faithful" and diffs:
+        raise c.fail(f"{key}.fidelity", f"faithful, but differences are listed ({diffs[0]!r}): make it adapted, "
+                                        "or move a remark that is not a difference of setup to `note:`")
+    return fidelity, diffs
 
 
 def _list(c: Any, key: str, raw: Any) -> list:

@@ -79,7 +79,12 @@ def load_protocol_named(name: str):
     (lambda r: r["published"][0]["cells"][0].update(error=-1), "must be >= 0"),
     (lambda r: r["published"][1]["claims"][0].update(baseline="nope"), "is not a optimizer label"),
     (lambda r: r["published"][1]["claims"][1].update(optimizers=["random_search"]), "at least two"),
-    (lambda r: r["published"][0].update(variant="yes"), "expected true or false"),
+    (lambda r: r["published"][0].update(fidelity="yes"), "is not one of"),
+    (lambda r: r["published"][0].update(variant=True), "unknown key 'variant'"),
+    (lambda r: r["published"][0].update(fidelity="adapted"), "adapted needs `differences:`"),
+    (lambda r: r["published"][0]["cells"][0].update(differences=["x: ours, theirs"]), "faithful, but differences"),
+    (lambda r: r["published"][0].update(fidelity="adapted", differences=[]), "non-empty list"),
+    (lambda r: r["published"][0]["cells"][0].update(optimum="low"), "expected a number"),
     (lambda r: r["published"][0].update(note=" "), "expected a non-empty text"),
 ])
 def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> None:
@@ -91,15 +96,18 @@ def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> N
     assert words in msg and "\n" not in msg and msg.startswith(str(MINI)) and "published" in msg
 
 
-def test_block_level_variant_and_note_reach_every_cell() -> None:
+def test_block_level_fidelity_differences_and_note_reach_every_cell() -> None:
     raw = copy.deepcopy(_raw())
-    raw["published"][1].update(variant=True, note="another setup")
+    raw["published"][1].update(fidelity="adapted", differences=["setup: ours, theirs"], note="another setup")
     cells = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"]
-    assert cells and all(c.variant for c in cells)
+    assert cells and all(c.fidelity == "adapted" and c.differences == ("setup: ours, theirs",) for c in cells)
     assert all(c.note.startswith("another setup") for c in cells)
-    raw["published"][1]["cells"][0].update(variant=False, note="its own")
+    raw["published"][1]["cells"][0].update(differences=["budget: ours, theirs"], note="its own")
     cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
-    assert not cell.variant and cell.note == "another setup; its own"
+    assert cell.differences == ("setup: ours, theirs", "budget: ours, theirs") and cell.note == "another setup; its own"
+    raw["published"][1]["cells"][0].update(fidelity="variant")
+    cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
+    assert cell.variant and cell.fidelity == "variant"
 
 
 def test_independent_instances_show_the_paper_table_as_variants() -> None:
@@ -111,22 +119,22 @@ def test_independent_instances_show_the_paper_table_as_variants() -> None:
     assert all(c.variant and "instance_mode independent" in c.note for c in ours)
 
 
-def test_the_pool_cost_protocol_shows_the_fabolas_claims_as_variants(tmp_path: Path) -> None:
+def test_the_pool_cost_protocol_compares_the_fabolas_claims_and_counts_them_once(tmp_path: Path) -> None:
     """fabolas_svm_grid_pool50k repeats fabolas_svm_grid's six claims (the same statements, the paper's pool's
-    costs charged): a block-level variant reaches claims as it does cells, with the setup first in each note,
-    and its rows are shown, not counted."""
+    costs charged): both are adapted, each with its differences named, and each claim is counted once, in the
+    protocol with fewer differences."""
     paper = load_protocol_named("fabolas_svm_grid").published.claims
     ours = load_protocol_named("fabolas_svm_grid_pool50k").published.claims
     key = [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in paper]
     assert [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in ours] == key
-    assert all(c.variant and "50,000-image pool" in c.note for c in ours)
-    assert not any(c.variant for c in paper)
+    assert all(c.fidelity == "adapted" and any("50,000" in d for d in c.differences) for c in ours)
+    assert all(c.fidelity == "adapted" and len(c.differences) < len(o.differences) for c, o in zip(paper, ours))
     protos = {n: load_protocol_named(n) for n in ("fabolas_svm_grid", "fabolas_svm_grid_pool50k")}
     card = S.build(protos, tmp_path)  # nothing committed under tmp_path
     rows = card[card["protocol"] == "fabolas_svm_grid_pool50k"]
-    assert len(rows) == 6 and rows["variant"].all() and (rows["verdict"] == "not-run (no runs yet)").all()
-    assert rows["note"].str.contains("50,000-image pool").all()
-    assert int(S.counts(card).to_numpy().sum()) == 6  # the paper protocol's six claims only
+    assert len(rows) == 6 and not rows["counted"].any() and (rows["verdict"] == "not-run (no runs yet)").all()
+    assert card[card["protocol"] == "fabolas_svm_grid"]["counted"].all()
+    assert int(S.counts(card).to_numpy().sum()) == 6  # each statement once
 
 
 # -- verdicts -------------------------------------------------------------------------------
@@ -135,23 +143,13 @@ def _cell(value: float, error: float | None, kind: str = "standard_error", runs:
     return PublishedCell("P", "src", "b", "o", "M", value, error, kind, runs, higher_is_better=hib)
 
 
-def test_cell_verdicts() -> None:
+def test_cell_verdict_is_the_rule_with_our_spread_from_the_standard_error() -> None:
+    """The one rule lives in S.compare (tests/test_scorecard_rule.py); cell_verdict is its short form."""
     assert S.cell_verdict(_cell(1.0, 0.1), 1.15, 0.05, 10)[0] == "match"
-    assert S.cell_verdict(_cell(1.0, 0.1), 0.5, 0.05, 10)[0] == "better"   # lower is better
-    assert S.cell_verdict(_cell(1.0, 0.1), 1.5, 0.05, 10)[0] == "worse"
-    assert S.cell_verdict(_cell(1.0, 0.1, hib=True), 1.5, 0.05, 10)[0] == "better"
-    assert S.cell_verdict(_cell(1.0, 0.1), 1.0, 0.05, 3)[0] == "partial"  # fewer runs than the paper
-    # a standard deviation over 100 runs is a standard error of 0.1: 1.5 is 5 SE away, not 0.5
-    assert S.cell_verdict(_cell(1.2, 1.1, "standard_deviation", 100), 1.7, 0.0, 100)[0] == "worse"
-    assert S.cell_verdict(_cell(1.2, 1.1, "not_stated", 100), 1.7, 0.0, 100)[0] == "match"
-    # a printed 0.398 +- 0.00 is rounded: 0.3979 matches, 0.3990 does not
-    assert S.cell_verdict(_cell(0.398, 0.0), 0.3979, 0.0, 10)[0] == "match"
-    assert S.cell_verdict(_cell(0.398, 0.0), 0.3990, 0.0, 10)[0] == "worse"
-    # runs that all end at one optimum (spread only from float summation order) against a printed +- 0.0000:
-    # no z-score against an error bar of 1e-14, the verdict says the bars are below the printed precision
-    verdict, far = S.cell_verdict(_cell(-195.6527, 0.0), -195.65275362, 1e-14, 25)
-    assert verdict == "better" and "below the printed precision" in far and "combined SE" not in far
-    assert "no error bar" in S.cell_verdict(_cell(-195.6527, 0.0), -195.65275362, 0.0, 25)[1]
+    assert S.cell_verdict(_cell(1.0, 0.1), 1.0, 0.05, 3)[0] == "so far match"  # fewer runs than the paper
+    # not stated: our spread (0.05 * sqrt(100) = 0.5), not the published 1.1 read as a standard error
+    assert S.cell_verdict(_cell(1.2, 1.1, "not_stated", 100), 1.7, 0.05, 100) == (
+        "match", "+0.50 (z = +1.0, our runs' SD; the paper's standard error is not known)")
 
 
 def test_decimals_of_printed_numbers() -> None:
@@ -170,13 +168,16 @@ def test_scorecard_regenerates_the_committed_example(committed: Path) -> None:
     card = pd.read_csv(committed / "scorecard.csv", keep_default_na=False)
     assert tuple(card.columns) == S.COLUMNS
     # every verdict appears, and every better / worse / differs row names a cause
-    assert {v.split(" ")[0] for v in card["verdict"]} == {"match", "better", "worse", "differs", "partial", "not-run"}
+    assert set(card["verdict"]) == {"match", "better", "worse", "differs", "so far match", "inconclusive",
+                                    "not-run (method missing)"}
     for _, r in card[card["verdict"].isin(["better", "worse", "differs"])].iterrows():
         assert "cause: " in r["note"]
     assert "cause: unexplained" in card.loc[card["verdict"] == "worse", "note"].iloc[0]
     assert "invented cause" in card.loc[card["verdict"] == "better", "note"].iloc[0]
+    assert set(card["fidelity"]) == {"faithful", "adapted", "variant"}
     # the variant row has its verdict but is not counted
     assert len(card) == 8 and int(S.counts(S.build({"mini": load_protocol(MINI)}, committed)).to_numpy().sum()) == 7
+    assert card["counted"].tolist().count(False) == 1
 
 
 def test_scorecard_of_the_suite_without_committed_runs(tmp_path: Path) -> None:
@@ -562,8 +563,8 @@ def test_figures_and_readme_counts(committed: Path, tmp_path: Path) -> None:
         assert im.mode == "P"
     text = readme.read_text(encoding="utf-8")
     assert "old" not in text and text.endswith("after\n")
-    assert "| paper | match | better | worse | differs | partial | not-run |" in text
-    assert "| Example | 1 | 1 | 0 | 0 | 1 | 1 |" in text
+    assert "| published numbers | faithful | adapted | all |" in text
+    assert "| so far match (fewer runs than the paper's) | 0 | 1 | 1 |" in text and "| **all** | 6 | 1 | 7 |" in text
     readme.write_text("no markers\n", encoding="utf-8")
     assert main(args) == 2
 
