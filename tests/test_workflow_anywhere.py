@@ -286,6 +286,11 @@ def test_failed_runs_do_not_stop_the_others_are_summarised_and_marked_in_the_ind
     index = (results / "reports" / "index.md").read_text()
     assert "**1 of 2 protocol(s) have missing runs**" in index
     assert "**incomplete: 2 of 4 runs missing** (2 failed" in index and "[`fine`](fine/index.md)" in index
+    # dated before the protocols it lists, so that a plain rerun (a transient failure: nothing edited) is not
+    # told that everything is up to date
+    assert (results / "reports" / "index.md").stat().st_mtime < min(p.stat().st_mtime for p in (proto_path, ok_path))
+    dry = workflow(tmp_path, str(tmp_path / "mine"), "--results", str(results), "-n")
+    assert dry.returncode == 0 and len(planned(dry.stdout).get("run", [])) == 2, dry.stdout[-2000:]
 
     proto_path.write_text(proto_path.read_text().replace("max_features: 10", "max_features: 200000"))
     command = rerun[0].split(": ", 1)[1].split()
