@@ -241,7 +241,7 @@ def test_the_dask_jobqueue_recipe_starts_a_worker_as_a_slurm_job(slurm: dict[str
         queue="gpu", cores=1, processes=1, memory="1GB", walltime="00:10:00",
         job_extra_directives=["--gres=gpu:1"], worker_extra_args=["--nthreads", "1"],
         python=sys.executable, log_directory=str(tmp_path / "logs"),
-        scheduler_options={"host": "127.0.0.1", "dashboard_address": None})
+        scheduler_options={"host": "127.0.0.1", "dashboard": False})
     try:
         script = cluster.job_script()
         assert "#SBATCH -p gpu" in script and "#SBATCH --gres=gpu:1" in script and "--nthreads 1" in script
