@@ -170,6 +170,9 @@ def test_the_slurm_profile_runs_protocols_as_sbatch_jobs_and_a_cancelled_job_is_
             assert fields["Partition"] == "cpu" and "gpu" not in fields.get("TresPerJob", ""), fields
         assert fields["TimeLimit"] == "00:10:00", fields  # the protocol's runtime: 10 minutes
 
+    kept = load_result(results / (CANCELLED + ".partial.csv"))
+    assert 1 <= len(kept) < RUNS[CANCELLED] and (kept["status"] == "ok").all()
+
     # the rerun submits the cancelled run alone, and leaves every run complete with nothing partial
     t1 = time.monotonic()
     second = subprocess.run(cmd, env=slurm, capture_output=True, text=True, timeout=300)
@@ -184,6 +187,10 @@ def test_the_slurm_profile_runs_protocols_as_sbatch_jobs_and_a_cancelled_job_is_
         # each result file names the SLURM job that made it
         assert df.attrs["provenance"]["batch_job"]["job_id"] == jobs[run], run
         assert df.attrs["provenance"]["batch_job"]["scheduler"] == "slurm"
+    # the cancelled run resumed from the trials it had finished (the same configurations and losses)
+    resumed = load_result(results / CANCELLED).sort_values("trial").head(len(kept))
+    assert list(resumed["config"]) == list(kept.sort_values("trial")["config"])
+    assert list(resumed["loss"]) == list(kept.sort_values("trial")["loss"])
     leftovers = [p for p in exp.rglob("*") if p.name.endswith((".partial.csv", ".lock", ".tmp"))]
     assert leftovers == [], leftovers
     gpu_run = load_result(results / "cluster_gpu/sleep_branin/random_search/rep000.csv").attrs["provenance"]
@@ -197,6 +204,17 @@ def test_the_slurm_profile_runs_protocols_as_sbatch_jobs_and_a_cancelled_job_is_
     assert "incomplete" not in index and "cluster_cpu" in index and "cluster_gpu" in index
     print(f"slurm: {len(RUNS)} sbatch jobs, job {victim} cancelled; first workflow {first_s:.0f} s, "
           f"rerun {second_s:.0f} s (jobs {sorted(jobs.values(), key=int)})", file=sys.stderr)
+
+
+def test_the_profile_works_from_a_clone_as_the_docs_give_it() -> None:
+    """``snakemake ... --profile profiles/slurm`` in a clone: the profile and its partition file load (a dry run:
+    nothing is submitted, so no cluster is needed)."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    dry = subprocess.run([str(BIN / "snakemake"), "smoke", "--profile", "profiles/slurm", "-n", "--forceall"], cwd=ROOT, env=_env(),
+                         capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
+    assert "Using profiles profiles/slurm" in dry.stdout + dry.stderr
+    assert re.search(r"^run\s+\d+$", dry.stdout, re.M), dry.stdout[-2000:]
 
 
 def test_the_profile_maps_a_gpu_request_to_the_gpu_partition_and_a_long_one_nowhere(slurm: dict[str, str],
