@@ -210,8 +210,8 @@ def test_the_profile_works_from_a_clone_as_the_docs_give_it() -> None:
     """``snakemake ... --profile profiles/slurm`` in a clone: the profile and its partition file load (a dry run:
     nothing is submitted, so no cluster is needed)."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    dry = subprocess.run([str(BIN / "snakemake"), "smoke", "--profile", "profiles/slurm", "-n", "--forceall"], cwd=ROOT, env=_env(),
-                         capture_output=True, text=True, timeout=300)
+    dry = subprocess.run([str(BIN / "snakemake"), "smoke", "--profile", "profiles/slurm", "-n", "--forceall"],
+                         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert dry.returncode == 0, (dry.stdout + dry.stderr)[-3000:]
     assert "Using profiles profiles/slurm" in dry.stdout + dry.stderr
     assert re.search(r"^run\s+\d+$", dry.stdout, re.M), dry.stdout[-2000:]

@@ -20,7 +20,7 @@ from benchsuite.cli_workflow import (
     split_workflow_argv,
     workflow_file,
 )
-from benchsuite.errors import OutputError
+from benchsuite.errors import InvalidSettingError, OutputError
 from benchsuite.protocol import load_protocol
 from benchsuite.results import load_result
 from test_workflow import planned_in as planned  # the one parser of dry-run output (tests/test_workflow.py)
@@ -203,6 +203,31 @@ def test_snakemake_options_the_command_sets_itself_are_refused(tmp_path: Path, c
         assert main(["workflow", proto, "--results", str(tmp_path), *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("benchsuite: error: "), err
+
+
+def test_a_profile_is_a_path_a_users_profile_or_one_the_suite_ships(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``--profile slurm`` works from any directory (the suite's profiles/slurm); an existing folder is made
+    absolute (Snakemake works in --results, and reads the profile's relative files against the path given); a
+    profile of the user's own configuration wins over the suite's; an unknown name is one line."""
+    from benchsuite.cli_workflow import resolve_profile
+
+    shipped = ROOT / "profiles"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert resolve_profile("slurm", shipped) == str(shipped / "slurm")
+    (tmp_path / "mine").mkdir()
+    assert resolve_profile("mine", shipped) == str(tmp_path / "mine")
+    (tmp_path / "config" / "snakemake" / "slurm").mkdir(parents=True)
+    assert resolve_profile("slurm", shipped) == "slurm"  # the user's ~/.config/snakemake/slurm: Snakemake finds it
+    with pytest.raises(InvalidSettingError, match=r"--profile nope: no such profile .*suite's own \(slurm\)"):
+        resolve_profile("nope", shipped)
+    with pytest.raises(InvalidSettingError):  # the workflow profile is not a cluster profile
+        resolve_profile("default", shipped)
+    assert main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path / "r"), "--profile",
+                 "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--profile nope" in err[0], err
+    assert not (tmp_path / "r").exists()  # refused before anything was created
 
 
 # -- slow: real runs ------------------------------------------------------------------------
