@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 export BENCHSUITE_DATA=${BENCHSUITE_DATA:-$(cd .. && pwd)/shared/data}
 T0=$SECONDS
 set +e
-.venv/bin/python -m pytest -q -m cluster tests/test_cluster.py -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -m cluster tests/test_cluster.py -p no:cacheprovider -s --durations=0 "$@"
 rc=$?
 set -e
 echo "test_cluster.sh: cluster tests took $((SECONDS - T0)) s (load: $(cut -d' ' -f1-3 /proc/loadavg))" >&2
