@@ -252,10 +252,17 @@ onerror:
     if "papers" in _targets:
         _wanted += [PROTOCOLS[n] for n in PAPERS]
     _root = os.path.dirname(os.path.abspath(RESULTS_DIR))
+    # the options that chose where the jobs ran (a cluster profile, an executor): the rerun goes there too
+    _where = []
+    for _i, _a in enumerate(sys.argv):
+        if _a in ("--profile", "--executor", "-e") and _i + 1 < len(sys.argv):
+            _where += [_a, sys.argv[_i + 1]]
+        elif _a.startswith(("--profile=", "--executor=")):
+            _where.append(_a)
     if _asked is None:
-        _rerun = [os.path.join(os.path.dirname(PY), "snakemake"), "--cores", "all"]
-    else:
-        _rerun = ["benchsuite", "workflow", *_as_list(_asked), "--results", _root, "--"]  # then Snakemake's targets
+        _rerun = [os.path.join(os.path.dirname(PY), "snakemake"), "--cores", "all", *_where]
+    else:  # then Snakemake's targets, after --
+        _rerun = ["benchsuite", "workflow", *_as_list(_asked), "--results", _root, *_where, "--"]
     # a clone's paths relative to it; `benchsuite workflow` runs Snakemake in the results folder, not where
     # the user is, so its paths are absolute
     _text = _failure_summary(_wanted, _root, _rerun, relative=_asked is None)

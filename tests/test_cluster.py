@@ -157,6 +157,8 @@ def test_the_slurm_profile_runs_protocols_as_sbatch_jobs_and_a_cancelled_job_is_
     # the finished trials of the cancelled run were kept beside it (SIGTERM), and the summary names it
     assert (results / (CANCELLED + ".partial.csv")).exists()
     assert "cluster_cpu: random_search on sleep_branin, rep 001" in text, text[-3000:]
+    rerun = [line for line in text.splitlines() if line.startswith("rerun just these")]
+    assert len(rerun) == 1 and "--profile " + str(ROOT / "profiles" / "slurm") in rerun[0], rerun  # on SLURM again
     for run in RUNS:
         if run != CANCELLED:
             assert (results / run).exists(), run
