@@ -20,6 +20,7 @@
 # explained where they are set. Exit status: 0 when the cluster is up (start) or down (stop); 3 when SLURM
 # cannot be installed here (not root, or no apt-get): callers skip on that status only.
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"  # slurmctld, slurmd and munged live there; a CI environment may lack them
 
 DIR=${BENCHSUITE_SLURM_DIR:-/tmp/benchsuite-slurm}
 PORT=${BENCHSUITE_SLURM_PORT:-6817}

@@ -246,6 +246,11 @@ def test_the_profile_maps_a_gpu_request_to_the_gpu_partition_and_a_long_one_nowh
     # and the cluster the test starts has exactly these partitions and limits
     info = _slurm(slurm, "sinfo", "-h", "-o", "%P %l").split()
     assert info == ["cpu*", "1-00:00:00", "gpu", "6:00:00"], info
+    # the plugin's generator (the docs' way to write a cluster's own file) reads the same names and time limits
+    generated = tmp_path / "partitions.yaml"
+    _slurm(slurm, str(BIN / "generate-slurm-partition-config"), "-o", str(generated))
+    mine = {q.name: q.limits.max_runtime for q in read_partition_file(generated)}
+    assert mine == {q.name: q.limits.max_runtime for q in parts} == {"cpu": 1440, "gpu": 360}, mine
 
 
 def test_the_dask_jobqueue_recipe_starts_a_worker_as_a_slurm_job(slurm: dict[str, str], tmp_path: Path) -> None:
