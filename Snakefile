@@ -252,10 +252,17 @@ onerror:
     if "papers" in _targets:
         _wanted += [PROTOCOLS[n] for n in PAPERS]
     _root = os.path.dirname(os.path.abspath(RESULTS_DIR))
+    # the options that chose where the jobs ran (a cluster profile, an executor): the rerun goes there too
+    _where = []
+    for _i, _a in enumerate(sys.argv):
+        if _a in ("--profile", "--executor", "-e") and _i + 1 < len(sys.argv):
+            _where += [_a, sys.argv[_i + 1]]
+        elif _a.startswith(("--profile=", "--executor=")):
+            _where.append(_a)
     if _asked is None:
-        _rerun = [os.path.join(os.path.dirname(PY), "snakemake"), "--cores", "all"]
-    else:
-        _rerun = ["benchsuite", "workflow", *_as_list(_asked), "--results", _root, "--"]  # then Snakemake's targets
+        _rerun = [os.path.join(os.path.dirname(PY), "snakemake"), "--cores", "all", *_where]
+    else:  # then Snakemake's targets, after --
+        _rerun = ["benchsuite", "workflow", *_as_list(_asked), "--results", _root, *_where, "--"]
     # a clone's paths relative to it; `benchsuite workflow` runs Snakemake in the results folder, not where
     # the user is, so its paths are absolute
     _text = _failure_summary(_wanted, _root, _rerun, relative=_asked is None)
@@ -268,6 +275,11 @@ onerror:
             os.makedirs(REPORTS_DIR, exist_ok=True)
             _write_index([PROTOCOLS[n] for n in DEFAULT], REPORTS_DIR, _at("reports/index.md"), results_root=_root)
             _index = _at("reports/index.md")
+            # dated before its protocol files (inputs of `index`): a plain rerun must see it as out of date and
+            # redo the missing runs; as new, with no change since, Snakemake would find nothing to do
+            _before = min((os.path.getmtime(PROTOCOLS[n].path) for n in DEFAULT), default=None)
+            if _before is not None:
+                os.utime(_index, (_before - 1, _before - 1))
             print(f"benchsuite: wrote {_rel(_index) if _asked is None else os.path.abspath(_index)} with the "
                   "incomplete protocols marked",
                   file=sys.stderr)

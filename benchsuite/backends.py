@@ -593,10 +593,36 @@ def dask_prepare(spec_bytes: bytes, gpus: list[str], dask_worker: Any = None) ->
     return _dask_benchmark(spec_bytes, gpus, dask_worker)[1]
 
 
-def dask_evaluate(spec_bytes: bytes, gpus: list[str], config: Any, fidelity: float | None, seed: int
-                  ) -> tuple[Result, str | None, bool, dict[Any, float], dict[str, Any]]:
-    """One evaluation on a dask worker (the benchmark built once per worker process)."""
+def _earlier_attempt(name: str, facts: dict[str, Any]) -> dict[str, Any] | None:
+    """Where an earlier attempt of this task ran, if one did; else record this one (a dask ``Variable`` called
+    ``name`` on the scheduler: the driver deletes it when the trial is told)."""
+    from distributed import Variable, get_client
+
+    var = Variable(name, client=get_client())
+    try:
+        return dict(var.get(timeout=0))
+    except TimeoutError:
+        var.set({"address": facts.get("address"), "pid": facts.get("pid")})
+        return None
+
+
+def dask_evaluate(spec_bytes: bytes, gpus: list[str], config: Any, fidelity: float | None, seed: int,
+                  attempt: str | None = None) -> tuple[Result, str | None, bool, dict[Any, float], dict[str, Any]]:
+    """One evaluation on a dask worker (the benchmark built once per worker process).
+
+    ``attempt`` names the trial's attempt record. A scheduler that was not started with the backend's
+    ``allowed-failures: 0`` (a ``dask scheduler`` or dask-jobqueue cluster as users start them: 3 by default)
+    runs a task whose worker died again on another worker; that second attempt finds the first one's record and
+    returns a failed trial naming the lost worker at once, so a worker's death is a failed trial on every
+    cluster, as with the local backend, instead of a trial silently rerun whose times include the lost one."""
     bench, facts = _dask_benchmark(spec_bytes, gpus)
+    if attempt is not None:
+        earlier = _earlier_attempt(attempt, facts)
+        if earlier is not None:
+            reason = (f"dask worker {earlier.get('address')} (pid {earlier.get('pid')}) was lost during the "
+                      f"evaluation; the scheduler started the trial again on {facts.get('address')}, which stopped "
+                      "it")
+            return Result.failure(0.0, reason), None, False, {}, {**facts, "lost": reason}
     return (*evaluate_in_worker(bench, config, fidelity, seed), facts)
 
 
@@ -687,8 +713,11 @@ class DaskBackend(Backend):
             raise
 
     def submit(self, slot: int, trial_id: int, config: Any, fidelity: float | None, seed: int) -> None:
-        fut = self.client.submit(dask_evaluate, self._spec, self._gpus, config, fidelity, seed, pure=False,
-                                 key=f"benchsuite-trial-{trial_id}-{os.getpid()}-{id(self)}")
+        key = f"benchsuite-trial-{trial_id}-{os.getpid()}-{id(self)}"
+        # the LocalCluster never runs a task twice (allowed-failures 0); a running scheduler may (dask_evaluate)
+        attempt = f"{key}-attempt" if self.scheduler else None
+        fut = self.client.submit(dask_evaluate, self._spec, self._gpus, config, fidelity, seed, attempt,
+                                 pure=False, key=key)
         self.futures[fut] = (slot, trial_id, time.perf_counter())
         fut.add_done_callback(lambda f: self.done.put((f, time.perf_counter())))
 
@@ -710,22 +739,41 @@ class DaskBackend(Backend):
             slot, trial_id, sent = self.futures.pop(fut)
             error: BaseException | None = None
             memo = None
+            self._forget_attempt(fut)
             if fut.status == "finished":
                 result, tb, _, memo, facts = fut.result()
                 if facts.get("address"):
                     self.workers_seen.setdefault(facts["address"], {}).setdefault("pid", facts.get("pid"))
-                if tb is not None:
+                if facts.get("lost"):  # the second attempt of a trial whose first worker died
+                    result = Result.failure(received - sent, facts["lost"])
+                    error = WorkerLost(facts["lost"])
+                elif tb is not None:
                     error = remote_error(tb, result)
             else:
                 try:
                     exc = fut.exception(timeout=5)
                 except BaseException as why:  # noqa: BLE001 - cancelled, or the scheduler is gone
                     exc = why
-                reason = f"dask worker lost during the evaluation ({type(exc).__name__}: {one_line(exc)})"
+                if type(exc).__name__ in ("KilledWorker", "CancelledError", "FutureCancelledError"):
+                    reason = f"dask worker lost during the evaluation ({type(exc).__name__}: {one_line(exc)})"
+                else:  # dask_evaluate itself raised: a worker whose benchsuite differs from the driver's, say
+                    reason = (f"the dask task failed before evaluating ({type(exc).__name__}: {one_line(exc)}); "
+                              "do the workers run this benchsuite version?")
                 result = Result.failure(received - sent, reason)
                 error = WorkerLost(reason)
             out.append(Completion(slot, trial_id, result, received, error, memo))
         return out
+
+    def _forget_attempt(self, fut: Any, client: Any = None) -> None:
+        """Delete a finished or cancelled trial's attempt record on the scheduler (dask_evaluate)."""
+        client = client or self.client
+        if self.scheduler and client is not None:
+            from distributed import Variable
+
+            try:
+                Variable(f"{fut.key}-attempt", client=client).delete()
+            except Exception:  # noqa: BLE001 - a record left on a scheduler that went away: nothing to do
+                pass
 
     def describe(self) -> dict[str, Any]:
         workers = [{"address": a, **f} for a, f in sorted(self.workers_seen.items())]
@@ -739,6 +787,8 @@ class DaskBackend(Backend):
             try:
                 if self.futures:
                     client.cancel(list(self.futures))
+                    for fut in self.futures:
+                        self._forget_attempt(fut, client)
                 client.close(timeout=10)
             except Exception:  # noqa: BLE001 - closing after a failure: nothing more to do
                 pass

@@ -465,6 +465,7 @@ def _workflow(protocols: Sequence[str], results: str, snakemake_args: Sequence[s
         if _option_given(args, opt):
             raise InvalidSettingError(f"benchsuite workflow sets {opt} itself ({why}); leave it out")
     config, args = _take_config(args)
+    args = _with_profiles(args, snakefile.parent / "profiles")  # a mistake here is one line, before anything
     for item in config:
         if item.split("=", 1)[0] in _OWNED_CONFIG:
             raise InvalidSettingError(f"--config {item}: give protocols as arguments and the folder as --results, "
@@ -542,17 +543,69 @@ def refuse_unlock_while_running(root: Path) -> None:
                           "its lock is not stale. Wait for it to finish or stop it first")
 
 
+# where Snakemake looks for a profile given by name, after the current directory ($XDG_CONFIG_HOME/snakemake
+# first; see snakemake.cli.get_profile_dir)
+def _user_profile_dirs() -> list[Path]:
+    home = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    dirs = [Path(home) / "snakemake"]
+    dirs += [Path(d) / "snakemake" for d in os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d]
+    return dirs
+
+
+def resolve_profile(value: str, shipped: Path) -> str:
+    """The ``--profile`` value Snakemake gets: an existing path made absolute (Snakemake resolves a profile's
+    relative file names, such as the SLURM profile's partitions.yaml, against the path as given, and works in
+    ``--results``, not here); a name Snakemake finds in the user's configuration folders unchanged; else the
+    suite's own profile of that name (``slurm``), so that it works from a pip install. A name found nowhere
+    is an :class:`InvalidSettingError` listing the shipped ones."""
+    if os.path.exists(value):
+        return os.path.abspath(value)
+    if os.sep not in value and any((d / value).exists() for d in _user_profile_dirs()):
+        return value
+    if os.sep not in value and (shipped / value).is_dir() and value != "default":
+        return str(shipped / value)
+    names = sorted(p.name for p in shipped.iterdir() if p.is_dir() and p.name != "default") if shipped.is_dir() \
+        else []
+    raise InvalidSettingError(f"--profile {value}: no such profile folder or file here, in "
+                              f"{', '.join(str(d) for d in _user_profile_dirs())}, or among the suite's own "
+                              f"({', '.join(names) or 'none'})")
+
+
+def _with_profiles(args: list[str], shipped: Path) -> list[str]:
+    """``args`` with each ``--profile`` value resolved by :func:`resolve_profile`."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--profile" and i + 1 < len(args):
+            out += [a, resolve_profile(args[i + 1], shipped)]
+            i += 2
+            continue
+        if a.startswith("--profile="):
+            a = "--profile=" + resolve_profile(a.split("=", 1)[1], shipped)
+        out.append(a)
+        i += 1
+    return out
+
+
 def _run_snakemake(snakefile: Path, root: Path, args: list[str], files: Sequence[Path], config: list[str]) -> int:
     """Start Snakemake in ``root`` and wait for it, forwarding SIGTERM; its record lives while it runs."""
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(snakefile), "--directory", str(root)]
-    profile = snakefile.parent / "profiles" / "default"
-    if profile.is_dir() and not _option_given(args, "--workflow-profile"):
-        cmd += ["--workflow-profile", str(profile)]  # explicit: not looked up in the current directory
+    profiles = snakefile.parent / "profiles"
+    if (profiles / "default").is_dir() and not _option_given(args, "--workflow-profile"):
+        cmd += ["--workflow-profile", str(profiles / "default")]  # explicit: not looked up in the current directory
     cmd += args
     # JSON-quoted: Snakemake reads each value as YAML, so a path stays a string
     cmd += ["--config", f"protocols={json.dumps([str(f) for f in files])}", f"results={json.dumps(str(root))}",
             *config]
-    proc = subprocess.Popen(cmd)
+    # a cluster job runs `python -m snakemake` by name from PATH (SLURM's job script, with the submitting
+    # environment): this interpreter's folder first, so a job finds benchsuite's environment without an
+    # activated virtualenv
+    env = dict(os.environ)
+    bindir = os.path.dirname(sys.executable)
+    if env.get("PATH", "").split(os.pathsep)[:1] != [bindir]:
+        env["PATH"] = os.pathsep.join([bindir, *[p for p in env.get("PATH", "").split(os.pathsep) if p]])
+    proc = subprocess.Popen(cmd, env=env)
     record = _record(root, proc.pid, cmd)
 
     def forward(signum: int, _frame: Any) -> None:  # a scheduler's SIGTERM reaches Snakemake too

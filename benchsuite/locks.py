@@ -53,8 +53,33 @@ def _lock_next_to(out: Path) -> Path:
     return sidecar_path(out, ".lock")
 
 
+# SLURM job states in which a job's processes may still run (squeue's %T); any other state, or a job SLURM no
+# longer knows, has ended
+_SLURM_LIVE_STATES = frozenset({"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "RESIZING",
+                                "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED"})
+
+
+def slurm_job_state(job_id: str) -> str | None:
+    """A SLURM job's state as squeue reports it ("RUNNING", ...), "ENDED" for a job SLURM no longer lists, or
+    None when that cannot be told here (no squeue, no answer from the controller)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%T"], capture_output=True, text=True,
+                             timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode == 0:
+        return out.stdout.split()[0] if out.stdout.split() else "ENDED"
+    return "ENDED" if "invalid job id" in out.stderr.lower() else None
+
+
 def judge_lock(raw: str, mtime: float, creating_s: float) -> tuple[bool, str | None]:
-    """(live, who) for a lock file's text: who is "pid N[ on host H][, started T]", None for one being created."""
+    """(live, who) for a lock file's text: who is "pid N[ on host H][, started T]", None for one being created.
+
+    A lock held from another host cannot be checked through /proc: it is live, unless its holder ran in a SLURM
+    job that SLURM says has ended (a run killed on a compute node, by a time limit's SIGKILL or a node failure,
+    must not block its rerun on another node for ever)."""
     import json
     import socket
 
@@ -67,7 +92,16 @@ def judge_lock(raw: str, mtime: float, creating_s: float) -> tuple[bool, str | N
     host = rec.get("host")
     here = host == socket.gethostname()
     live = _alive(pid, rec.get("start")) if here else True
+    job = rec.get("slurm_job")
+    state = None
+    if not here and job:
+        if str(job) == os.environ.get("SLURM_JOB_ID"):  # this very job, requeued onto another node: its earlier run
+            state, live = "requeued", False
+        else:
+            state = slurm_job_state(str(job))
+            live = state is None or state in _SLURM_LIVE_STATES
     who = f"pid {pid}" + ("" if here else f" on host {host}") + \
+          (f" in SLURM job {job}" + (f", {state.lower()}" if state else "") if not here and job else "") + \
           (f", started {rec['started']}" if rec.get("started") else "")
     return live, who
 
@@ -80,8 +114,8 @@ class OutputLock:
     pid that holds it). A lock whose process is gone (kill -9, power loss) is stale and taken
     over with a one-line notice on stderr. Taking over holds ``flock`` on the stale file and
     checks that the name still refers to it, so two processes taking over the same stale lock
-    cannot both win. A lock held from another host is always treated as live (it cannot be
-    checked from here)."""
+    cannot both win. A lock held from another host is treated as live (it cannot be checked from
+    here), unless it names a SLURM job that SLURM says has ended (:func:`judge_lock`)."""
 
     # a lock file caught between its O_EXCL creation and its first write is being created, not stale
     CREATING_S = 10.0
@@ -104,7 +138,7 @@ class OutputLock:
         stat = _proc_stat(os.getpid())
         return {"pid": os.getpid(), "host": socket.gethostname(), "start": stat[1] if stat else None,
                 "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-                "argv": sys.argv[1:]}
+                "slurm_job": os.environ.get("SLURM_JOB_ID"), "argv": sys.argv[1:]}
 
     def acquire(self) -> None:
         """Create the lock file, taking over a stale one; OutputError if a live process holds it."""

@@ -116,6 +116,26 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+# a batch scheduler's job that ran a run: SLURM's variables (and PBS's job id), recorded where set
+_BATCH_VARS = {"slurm": ("SLURM_JOB_ID", {"partition": "SLURM_JOB_PARTITION", "node": "SLURMD_NODENAME",
+                                          "cluster": "SLURM_CLUSTER_NAME", "gpus": "SLURM_JOB_GPUS"}),
+               "pbs": ("PBS_JOBID", {"queue": "PBS_QUEUE"})}
+
+
+def batch_job() -> dict[str, str] | None:
+    """The batch job this process runs in (scheduler, job id, partition, node, GPUs), or None outside one.
+
+    A run's provenance names the job that made it, so a result file leads back to the scheduler's records
+    (``sacct -j ID``) and, through ``benchsuite workflow``'s log, to the sbatch submission."""
+    for scheduler, (id_var, extra) in _BATCH_VARS.items():
+        job_id = os.environ.get(id_var)
+        if job_id:
+            record = {"scheduler": scheduler, "job_id": job_id}
+            record.update({k: os.environ[v] for k, v in extra.items() if os.environ.get(v)})
+            return record
+    return None
+
+
 def run_provenance(benchmark: Any, opt: Any, *, seed: int, workers: int, budget_evals: int | None,
                    budget_seconds: float | None, include_overhead: bool, n_trials: int,
                    extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -144,6 +164,9 @@ def run_provenance(benchmark: Any, opt: Any, *, seed: int, workers: int, budget_
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
         **machine_info(),
     }
+    job = batch_job()
+    if job is not None:
+        provenance["batch_job"] = job
     if extra:
         provenance.update(extra)
     return provenance

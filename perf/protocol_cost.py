@@ -63,46 +63,63 @@ def estimate_run_hours(rows: list[dict], plugin: str, n_init: int, budget: int) 
     return float(first + np.interp(asks, ns, cpu).sum()) / 3600.0
 
 
+def load_table(paths: list[str] | None = None) -> list[dict]:
+    """The decision-time table's rows of the current code (``perf/decision_times.py``'s output)."""
+    paths = paths or [str(REPO / "perf/results/decision_times_all.json")]
+    return [r for path in paths for r in json.loads(Path(path).read_text())
+            if r.get("code_label", "current") in ("current", "after")]
+
+
+def cells(name: str, rows: list[dict]) -> list[dict]:
+    """Per (benchmark, optimizer) cell of protocol ``name``: runs done, the target repetitions, measured hours per
+    committed run (None without runs) and the estimated decision hours per run (None without a table row)."""
+    from benchsuite.protocol import load_protocol
+
+    p = load_protocol(REPO / "protocols" / f"{name}.yaml")
+    prov_path = REPO / "reproductions" / name / "provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    done, hours = prov.get("repetitions_done", {}), prov.get("compute_hours", {})
+    runs_path = R.runs_path(REPO / "reproductions" / name)
+    made = {}  # evaluations the committed runs made, per benchmark (a time budget's real size)
+    if runs_path.exists():
+        r = R.read_runs(runs_path, decode=False)
+        made = r.groupby(["benchmark", "optimizer", "repetition"])["evaluation"].max().groupby("benchmark").mean()
+    out = []
+    for b in p.benchmarks:
+        evals = int(round(made[b.label])) if b.label in made else b.budget.evaluations
+        for o in p.optimizers:
+            n_done = int(done.get(b.label, {}).get(o.label, 0))
+            measured = hours.get(b.label, {}).get(o.label, 0.0) / n_done if n_done else None
+            est = None
+            if evals:
+                est = estimate_run_hours(rows, _plugin(o.name, o.settings), int(o.settings.get("n_init", 20)),
+                                         int(evals))
+            out.append({"benchmark": b.label, "optimizer": o.label, "done": n_done, "target": p.repetitions,
+                        "measured": measured, "estimated": est})
+    return out
+
+
 def main() -> None:
     """Command-line entry point."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--table", nargs="+", default=[str(REPO / "perf/results/decision_times_all.json")])
     ap.add_argument("--protocols", nargs="+", default=list(PROTOCOLS))
     args = ap.parse_args()
-    from benchsuite.protocol import load_protocol
-
-    rows = [r for path in args.table for r in json.loads(Path(path).read_text())
-            if r.get("code_label", "current") in ("current", "after")]
+    rows = load_table(args.table)
     print("| protocol | benchmark | optimizer | runs done / target | measured h per run | estimated decision h "
           "per run | h for the target |")
     print("|---|---|---|---|---|---|---|")
     totals = {}
     for name in args.protocols:
-        p = load_protocol(REPO / "protocols" / f"{name}.yaml")
-        prov_path = REPO / "reproductions" / name / "provenance.json"
-        prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
-        done, hours = prov.get("repetitions_done", {}), prov.get("compute_hours", {})
-        runs_path = R.runs_path(REPO / "reproductions" / name)
-        made = {}  # evaluations the committed runs made, per benchmark (a time budget's real size)
-        if runs_path.exists():
-            r = R.read_runs(runs_path, decode=False)
-            made = r.groupby(["benchmark", "optimizer", "repetition"])["evaluation"].max().groupby("benchmark").mean()
         total = 0.0
-        for b in p.benchmarks:
-            evals = int(round(made[b.label])) if b.label in made else (b.budget.evaluations or p.budget.evaluations)
-            for o in p.optimizers:
-                n_done = int(done.get(b.label, {}).get(o.label, 0))
-                measured = hours.get(b.label, {}).get(o.label, 0.0) / n_done if n_done else None
-                est = None
-                if evals:
-                    est = estimate_run_hours(rows, _plugin(o.name, o.settings),
-                                             int(o.settings.get("n_init", 20)), int(evals))
-                per_run = measured if measured is not None else est
-                target = per_run * p.repetitions if per_run is not None else None
-                total += target or 0.0
-                fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
-                print(f"| {name} | {b.label} | {o.label} | {n_done} / {p.repetitions} | {fmt(measured)} | {fmt(est)} | "
-                      f"{fmt(target)} |")
+        for c in cells(name, rows):
+            measured, est = c["measured"], c["estimated"]
+            per_run = measured if measured is not None else est
+            target = per_run * c["target"] if per_run is not None else None
+            total += target or 0.0
+            fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+            print(f"| {name} | {c['benchmark']} | {c['optimizer']} | {c['done']} / {c['target']} | {fmt(measured)} | "
+                  f"{fmt(est)} | {fmt(target)} |")
         totals[name] = total
     print()
     for name, h in totals.items():

@@ -29,7 +29,8 @@ import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 tops = sorted({n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))})
 need = ["benchsuite/optimizers/dngo.py", "benchsuite/analysis/report.py", "benchsuite/workflow/Snakefile",
-        "benchsuite/workflow/profiles/default/config.yaml", "benchsuite/protocols/default_set.yaml",
+        "benchsuite/workflow/profiles/default/config.yaml", "benchsuite/workflow/profiles/slurm/config.yaml",
+        "benchsuite/workflow/profiles/slurm/partitions.yaml", "benchsuite/protocols/default_set.yaml",
         "benchsuite/tables/svm_mnist/svm_mnist.h5", "benchsuite/tables/svm_mnist/svm_mnist.h5.sha256",
         "benchsuite/tables/nas_bench_201/nas_bench_201.h5"]
 missing = [n for n in need if n not in names]
@@ -138,6 +139,10 @@ budget: {evaluations: 20}
 EOF
 "$BS" workflow protos/tiny.yaml --results out --cores 1 --quiet all > workflow.log 2>&1 || { tail -20 workflow.log; fail "the workflow failed"; }
 ls out/reports/tiny/ | grep -q "index.md" || fail "the workflow wrote no report"
+# the shipped SLURM profile by name, from the installed package (a dry run: no cluster here)
+"$BS" workflow protos/tiny.yaml --results out_slurm --profile slurm -n > slurm_dry.log 2>&1 \
+  || { tail -20 slurm_dry.log; fail "benchsuite workflow --profile slurm failed"; }
+grep -q "benchsuite/workflow/profiles/slurm" slurm_dry.log || fail "--profile slurm did not use the shipped profile"
 "$BS" workflow protos/tiny.yaml --results out --cores 1 all > rerun.log 2>&1 || { tail -20 rerun.log; fail "the rerun failed"; }
 grep -q "Nothing to be done" rerun.log || { tail -20 rerun.log; fail "the rerun of a finished workflow did something"; }
 [ -z "$(ls -A "$WORK/venv/lib/"python3*/site-packages/benchsuite/tables/svm_mnist | grep -v -e '\.h5$' -e '\.sha256$' -e README.md)" ] \

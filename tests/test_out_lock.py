@@ -86,6 +86,47 @@ def test_a_lock_from_another_host_is_never_taken_over(tmp_path: Path) -> None:
         OutputLock(out).acquire()
 
 
+def test_a_lock_from_a_slurm_job_on_another_host_is_stale_once_slurm_says_the_job_ended(tmp_path: Path, monkeypatch,
+                                                                                         capsys) -> None:
+    """A run killed on a compute node (a time limit's SIGKILL, a node failure) leaves its lock behind; its rerun
+    runs on another node, which asks squeue about the job the lock names instead of refusing for ever."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    squeue = fake / "squeue"
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    out = tmp_path / "r.csv"
+
+    def lock_from_node(job: str) -> None:
+        _lock_next_to(out).write_text(json.dumps({"pid": 4242, "host": "node17.invalid", "start": "9",
+                                                  "slurm_job": job}))
+
+    def answers(script: str) -> None:
+        squeue.write_text("#!/bin/sh\n" + script)
+        squeue.chmod(0o755)
+
+    lock_from_node("901")
+    answers('echo RUNNING\n')  # the job still runs there: its lock holds
+    with pytest.raises(OutputError, match=r"pid 4242 on host node17\.invalid in SLURM job 901, running"):
+        OutputLock(out).acquire()
+    answers('echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2; exit 1\n')
+    with pytest.raises(OutputError, match="in SLURM job 901"):  # SLURM cannot tell: still held
+        OutputLock(out).acquire()
+    answers('echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1\n')  # long gone
+    with OutputLock(out):
+        assert json.loads(_lock_next_to(out).read_text())["pid"] == os.getpid()
+    assert "took over the stale lock" in capsys.readouterr().err
+    lock_from_node("902")
+    answers('echo CANCELLED\n')  # scancel'ed (with SIGKILL: no chance to remove the lock)
+    with OutputLock(out):
+        pass
+    lock_from_node("903")
+    answers('echo RUNNING\n')
+    monkeypatch.setenv("SLURM_JOB_ID", "903")  # this job, requeued onto another node
+    with OutputLock(out) as mine:
+        assert json.loads(mine.path.read_text())["slurm_job"] == "903"
+
+
 def test_a_lock_being_created_is_respected_an_old_empty_one_is_stale(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     lock = _lock_next_to(out)

@@ -11,7 +11,7 @@ import pytest
 
 from benchsuite.optimizer import Optimizer, Suggestion
 from benchsuite.registry import get_optimizer, make_benchmark
-from benchsuite.provenance import RESULT_LIBRARIES, plugin_distribution
+from benchsuite.provenance import RESULT_LIBRARIES, batch_job, plugin_distribution
 from benchsuite.provenance import git_commit as _git_commit
 from benchsuite.runner import run
 
@@ -64,3 +64,19 @@ def test_an_untracked_protocol_file_marks_the_commit_dirty():
                            capture_output=True, text=True).stdout.strip() == ""
     if clean:  # a tracked protocol leaves a clean tree clean
         assert not _git_commit("smoke").endswith("-dirty")
+
+
+def test_a_run_in_a_batch_job_names_the_job(monkeypatch):
+    for var in ("SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURMD_NODENAME", "SLURM_CLUSTER_NAME", "SLURM_JOB_GPUS",
+                "PBS_JOBID", "PBS_QUEUE"):
+        monkeypatch.delenv(var, raising=False)
+    out = run(make_benchmark("branin"), get_optimizer("random_search"), seed=0, budget_evals=2)
+    assert batch_job() is None and "batch_job" not in out.provenance  # outside a job nothing changes
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURM_JOB_PARTITION", "gpu")
+    monkeypatch.setenv("SLURM_JOB_GPUS", "0,1")
+    out = run(make_benchmark("branin"), get_optimizer("random_search"), seed=0, budget_evals=2)
+    assert out.provenance["batch_job"] == {"scheduler": "slurm", "job_id": "4242", "partition": "gpu", "gpus": "0,1"}
+    monkeypatch.delenv("SLURM_JOB_ID")
+    monkeypatch.setenv("PBS_JOBID", "17.head")
+    assert batch_job() == {"scheduler": "pbs", "job_id": "17.head"}

@@ -20,7 +20,7 @@ from benchsuite.cli_workflow import (
     split_workflow_argv,
     workflow_file,
 )
-from benchsuite.errors import OutputError
+from benchsuite.errors import InvalidSettingError, OutputError
 from benchsuite.protocol import load_protocol
 from benchsuite.results import load_result
 from test_workflow import planned_in as planned  # the one parser of dry-run output (tests/test_workflow.py)
@@ -205,6 +205,31 @@ def test_snakemake_options_the_command_sets_itself_are_refused(tmp_path: Path, c
         assert len(err) == 1 and err[0].startswith("benchsuite: error: "), err
 
 
+def test_a_profile_is_a_path_a_users_profile_or_one_the_suite_ships(tmp_path: Path, monkeypatch, capsys) -> None:
+    """``--profile slurm`` works from any directory (the suite's profiles/slurm); an existing folder is made
+    absolute (Snakemake works in --results, and reads the profile's relative files against the path given); a
+    profile of the user's own configuration wins over the suite's; an unknown name is one line."""
+    from benchsuite.cli_workflow import resolve_profile
+
+    shipped = ROOT / "profiles"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert resolve_profile("slurm", shipped) == str(shipped / "slurm")
+    (tmp_path / "mine").mkdir()
+    assert resolve_profile("mine", shipped) == str(tmp_path / "mine")
+    (tmp_path / "config" / "snakemake" / "slurm").mkdir(parents=True)
+    assert resolve_profile("slurm", shipped) == "slurm"  # the user's ~/.config/snakemake/slurm: Snakemake finds it
+    with pytest.raises(InvalidSettingError, match=r"--profile nope: no such profile .*suite's own \(slurm\)"):
+        resolve_profile("nope", shipped)
+    with pytest.raises(InvalidSettingError):  # the workflow profile is not a cluster profile
+        resolve_profile("default", shipped)
+    assert main(["workflow", str(ROOT / "protocols" / "smoke.yaml"), "--results", str(tmp_path / "r"), "--profile",
+                 "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--profile nope" in err[0], err
+    assert not (tmp_path / "r").exists()  # refused before anything was created
+
+
 # -- slow: real runs ------------------------------------------------------------------------
 @pytest.mark.slow
 def test_table_recipes_are_anchored_at_the_clone_from_any_directory(tmp_path: Path) -> None:
@@ -286,6 +311,11 @@ def test_failed_runs_do_not_stop_the_others_are_summarised_and_marked_in_the_ind
     index = (results / "reports" / "index.md").read_text()
     assert "**1 of 2 protocol(s) have missing runs**" in index
     assert "**incomplete: 2 of 4 runs missing** (2 failed" in index and "[`fine`](fine/index.md)" in index
+    # dated before the protocols it lists, so that a plain rerun (a transient failure: nothing edited) is not
+    # told that everything is up to date
+    assert (results / "reports" / "index.md").stat().st_mtime < min(p.stat().st_mtime for p in (proto_path, ok_path))
+    dry = workflow(tmp_path, str(tmp_path / "mine"), "--results", str(results), "-n")
+    assert dry.returncode == 0 and len(planned(dry.stdout).get("run", [])) == 2, dry.stdout[-2000:]
 
     proto_path.write_text(proto_path.read_text().replace("max_features: 10", "max_features: 200000"))
     command = rerun[0].split(": ", 1)[1].split()
