@@ -4,9 +4,10 @@ Sources. nasbot.txt Sec. 5 names the method in one line: "TreeBO [15]: a BO meth
 searches over feed forward structures", [15] = R. Jenatton, C. Archambeau, J. Gonzalez, M. Seeger,
 "Bayesian optimization with tree-structured dependencies", ICML 2017; Table 3 reports its test errors
 and its decision time (7.83 s per decision, against NASBOT's 46.13 s). Of the ICML paper we could read
-the abstract and the introduction only (the stored copies stop there); what they state we follow:
+the abstract and the first paragraph of the introduction only (every stored copy we found stops there;
+its Sections 2-5 are a gap). What we could read, we follow:
 
-* the domain is a tree whose leaves fix which variables a configuration has (Sec. 1-2): here the
+* the domain "exhibits a known dependency structure" written as a tree (abstract): here the
   feed-forward networks of the benchmark's space, the number of layers at the root and each layer's
   type, units and stride below it (:mod:`benchsuite.architectures.chain_tree`, with the same size
   limits as NASBOT's space, so both search networks of the same sizes);
@@ -14,7 +15,9 @@ the abstract and the introduction only (the stored copies stop there); what they
   dependency structure and can transfer information between overlapping decision sequences"
   (abstract): a GP per leaf (a network depth) on that leaf's layers, plus Bayesian linear weights on
   each layer position's variables and an offset per tree node, shared by every leaf below the node
-  (:mod:`benchsuite.optimizers.kernels.tree`, fitted by :mod:`benchsuite.optimizers.models.tree_gp`);
+  (:mod:`benchsuite.optimizers.kernels.tree`, fitted by :mod:`benchsuite.optimizers.models.tree_gp`).
+  The paper's synthetic test function, as Ax reproduces it among its benchmark problems, has the same
+  shape: a function of the leaf's own variable plus the path's shared variable, added linearly;
 * "a specialized two-step acquisition function" (abstract): we read the two steps as (1) maximising
   expected improvement inside each leaf, then (2) choosing the leaf whose maximum is largest. Step 1
   draws ``n_random`` chains of the leaf, then greedy local search (one layer's type, units or stride

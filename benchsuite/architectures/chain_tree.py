@@ -72,6 +72,8 @@ class ChainTree(ABC):
     types: tuple[str, ...] = ()
     #: whether some types carry a stride choice (CNN convolutions)
     strided: bool = False
+    #: whether the space has limits the tree's own rules do not cover, so that validity needs the conversion
+    convert_to_check: bool = False
 
     def __init__(self, depths: Sequence[int], unit_values: Sequence[int]):
         self.depths = tuple(sorted(int(d) for d in depths))
@@ -106,9 +108,6 @@ class ChainTree(ABC):
     @abstractmethod
     def from_config(self, config: Any) -> Chain | None:
         """The chain a configuration of the space is, or None when it is not feed-forward."""
-
-    #: whether the space has limits the tree's own rules do not cover, so that validity needs the conversion
-    convert_to_check: bool = False
 
     def follows_rules(self, chain: Chain) -> bool:
         """Whether every decision of ``chain`` is one the tree offers: an admissible depth, each type allowed

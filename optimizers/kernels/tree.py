@@ -1,9 +1,10 @@
 """The covariance of Jenatton et al.'s tree-structured model (TreeBO; ICML 2017), as a GP kernel.
 
 Jenatton, Archambeau, Gonzalez and Seeger, "Bayesian optimization with tree-structured dependencies"
-(ICML 2017), abstract and Sec. 3: the surrogate "combines independent Gaussian Processes with a
-linear model that encodes a tree-based dependency structure and can transfer information between
-overlapping decision sequences". For a configuration ``x`` under leaf ``l``::
+(ICML 2017), abstract (the part of the paper we could read; its model section is a gap): the surrogate
+"combines independent Gaussian Processes with a linear model that encodes a tree-based dependency
+structure and can transfer information between overlapping decision sequences". Our reading, for a
+configuration ``x`` under leaf ``l``::
 
     f(x) = c^T phi(x) + g_l(x_l),    c ~ N(0, sigma_c^2 I),    g_l ~ GP(0, k_l) independent per leaf
 
@@ -14,11 +15,12 @@ gives one GP whose covariance this kernel is::
     k(x, x') = sigma_c^2 phi(x)^T phi(x') + [l(x) = l(x')] k_l(x_l, x'_l)
 
 so the suite's GP posterior (``optimizers/models/gp.py``: predictions, pending trials, fantasies)
-serves the model unchanged. The paper computes the same posterior in the weight space of ``c``
-(Woodbury), which costs ``O(sum_l n_l^3 + D^3)`` instead of ``O(n^3)``; it pays off when the shared
+serves the model unchanged. The abstract's claim that "posterior inference scales more favorably with
+the number of observations" than a GP points at the weight-space form of the same posterior
+(Woodbury over ``c``, ``O(sum_l n_l^3 + D^3)`` instead of ``O(n^3)``), which pays off when the shared
 features are fewer than the observations. NASBOT's chains have more shared features than a run has
 observations (108 columns for 12-layer MLPs, at most 100 networks), so the ``n x n`` form is the
-cheaper of the two exact ones here.
+cheaper of the two exact ones here; tests/test_treebo.py checks that both give the same posterior.
 
 ``k_l`` is a Matern-5/2 kernel (the suite's GP kernel) with one length scale per group of leaf
 inputs (a layer's type, units, stride) shared by all layers and all leaves, and one amplitude: a
