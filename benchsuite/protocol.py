@@ -33,8 +33,8 @@ how often, with what budget, and what the report shows::
       settings: {iterations: 150000} # benchmark settings of the retraining, over the run's (a longer schedule)
       benchmarks: [nasbot_cnn_cifar10]  # optional: the benchmark labels whose runs are retrained (default: all)
       optimizers: [nasbot]           # optional: the optimizer labels whose runs are retrained (default: all)
-      gpu_s: 2250                    # optional: GPU seconds of one retraining, and their basis
-      basis: "2.5 x a measured 60K-iteration training"
+      gpu_s: 2224                    # optional: GPU seconds of one retraining, and their basis
+      basis: "150 x 14.83 s per 1,000 iterations on one H200"
     published: {paper: ..., source: ..., cells: [...]}  # the paper's numbers (benchsuite/published.py)
 
 Every key is checked before any job starts; a mistake raises :class:`ProtocolError`
