@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchsuite.optimizer import Capabilities, Optimizer, Suggestion, Trial
-from benchsuite.settings import POSITIVE_INT, NONNEGATIVE_INT, Setting
+from benchsuite.settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
 from .models.posterior import PENDING_STRATEGIES
 
