@@ -2,7 +2,7 @@
 #
 #   snakemake all --cores all             # the default protocol set (protocols/default_set.yaml)
 #   snakemake smoke --cores 2             # tiny end-to-end check (CI)
-#   snakemake <protocol> --cores all      # one protocol, e.g. a paper experiment
+#   snakemake <protocol> --cores all      # one protocol, e.g. a paper experiment (and its `retrain:` step)
 #   snakemake papers --cores all          # every protocol outside the default set
 #   snakemake tables --cores 1            # rebuild the lookup tables (if their recipes exist)
 #   snakemake reproductions --cores 1     # reproductions/scorecard.csv + SCORECARD.md from the committed runs
@@ -156,12 +156,14 @@ rule all:
     """The default protocol set and the report page over it."""
     input:
         _at("reports/index.md"),
+        [_at(r) for n in DEFAULT for r in PROTOCOLS[n].retrained_paths()],
 
 
 rule papers:
     """Every protocol outside the default set (the paper experiments)."""
     input:
         [_report_outputs(PROTOCOLS[n])[-1] for n in PAPERS],
+        [_at(r) for n in PAPERS for r in PROTOCOLS[n].retrained_paths()],
 
 
 # one target per protocol, named after it: `snakemake smoke`, `snakemake synthetic`, ...
@@ -173,6 +175,7 @@ for _name in PROTOCOLS:
         localrule: True
         input:
             _report_outputs(PROTOCOLS[_name])[-1],
+            [_at(r) for r in PROTOCOLS[_name].retrained_paths()],
 
 
 rule run:
@@ -198,6 +201,26 @@ rule run:
     shell:
         "{PY:q} -m benchsuite.cli run-job {params.protocol:q} {wildcards.benchmark:q} {wildcards.optimizer:q} "
         "{wildcards.rep} {params.backend} --out {output:q} 2> {log:q}"
+
+
+rule retrain:
+    """A protocol's `retrain:` step for one finished run: its final incumbent trained again under the longer
+    schedule, the record written atomically (a job of its own: the search is never repeated for it)."""
+    input:
+        _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.csv"),
+    output:
+        _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.retrained.json"),
+    log:
+        _out_pattern("results/{protocol}/{benchmark}/{optimizer}/rep{rep}.retrain.log"),
+    params:
+        protocol=lambda wc: _job(wc)[0].path,
+    resources:
+        mem_mb=_resource("mem_mb"),
+        runtime=_resource("runtime"),
+        gpu=_resource("gpu"),
+    shell:
+        "{PY:q} -m benchsuite.cli retrain-job {params.protocol:q} {wildcards.benchmark:q} {wildcards.optimizer:q} "
+        "{wildcards.rep} --run {input:q} --out {output:q} 2> {log:q}"
 
 
 rule aggregate:

@@ -41,6 +41,10 @@ nothing is written when the result would hold fewer runs than the committed file
 written atomically (``runs.columns.xz`` first; a ``provenance.json`` whose sha256 does not match says the
 pair is out of step). A corrupt or truncated runs file is a one-line :class:`DataError` naming it.
 
+A protocol with a ``retrain:`` step (:mod:`benchsuite.retrain`) has its retraining records committed beside the
+runs, in ``retrained.json`` (:func:`collect_retrained`: a record is taken when its run is committed and it is
+a job of the protocol as it stands; :func:`load_retrained` reads them; :func:`restore_retrained` writes them back).
+
 Resuming a partly committed protocol: ``restore`` writes each committed run back to
 ``results/<protocol>/<benchmark>/<optimizer>/repNNN.csv`` (the timing columns and provenance as
 they were), so the workflow sees those repetitions as done and runs only the rest.
@@ -988,3 +992,105 @@ def isfinite(x: Any) -> bool:
         return math.isfinite(float(x))
     except (TypeError, ValueError):
         return False
+
+
+# -- a protocol's `retrain:` step: the retrained values beside the runs -------------------------------------
+RETRAINED_FILE = "retrained.json"  # reproductions/<protocol>/retrained.json: every committed retraining record
+RETRAINED_FORMAT = "benchsuite retrained values"
+
+
+def load_retrained_records(root: str | os.PathLike, protocol: str) -> list[dict[str, Any]]:
+    """The committed retraining records of ``protocol`` (:mod:`benchsuite.retrain`), in job order; [] without any."""
+    p = protocol_dir(root, protocol) / RETRAINED_FILE
+    if not p.exists():
+        return []
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{p}: unreadable ({' '.join(str(exc).split())}); restore it with `git checkout -- {p}`") \
+            from None
+    if not isinstance(doc, dict) or doc.get("format") != RETRAINED_FORMAT or not isinstance(doc.get("records"), list):
+        raise DataError(f"{p}: not a file of retrained values (no \"format\": \"{RETRAINED_FORMAT}\" and records)")
+    return doc["records"]
+
+
+def load_retrained(root: str | os.PathLike, protocol: str) -> pd.DataFrame:
+    """The committed retrained values of ``protocol``, one row per run: the run keys, status, the retrained
+    test loss and the test loss of the same incumbent after the search's training (what a scorecard reads)."""
+    cols = [*RUN_KEYS, "status", "retrained_test_loss", "search_test_loss"]
+    rows = [{"benchmark": r["benchmark_label"], "optimizer": r["optimizer_label"], "repetition": int(r["repetition"]),
+             "status": r["status"], "retrained_test_loss": float(r["retrained_test_loss"]),
+             "search_test_loss": float(r["search_test_loss"])} for r in load_retrained_records(root, protocol)]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _retrained_key(record: Mapping[str, Any]) -> tuple[str, str, int]:
+    return str(record["benchmark_label"]), str(record["optimizer_label"]), int(record["repetition"])
+
+
+def collect_retrained(protocol: Any, results: str | os.PathLike, root: str | os.PathLike,
+                      replace: bool = False) -> dict[str, Any]:
+    """Add the results folder's retraining records of ``protocol`` to ``root/<protocol>/retrained.json``.
+
+    A record is taken when it is a retraining job of the protocol as it stands (labels, repetition, the run's
+    seed) and its run is committed; a committed record is kept unless ``replace``. Written atomically, in job
+    order. Returns the keys added, replaced, the refusals, and whether the file was written.
+    """
+    from benchsuite.protocol import retrained_path
+    from benchsuite.retrain import read_record
+
+    jobs = {(j.benchmark.label, j.optimizer.label, j.repetition): j for j in protocol.retrain_jobs()}
+    old = {_retrained_key(r): r for r in load_retrained_records(root, protocol.name)}
+    committed, _ = load_committed(root, protocol.name)
+    runs = _run_keys(committed) if committed is not None else set()
+    base = Path(results)
+    base = base.parent if base.name == "results" else base
+    new, refused = {}, []
+    for key, job in jobs.items():
+        path = base / retrained_path(job.result_path)
+        if not path.exists() or (key in old and not replace):
+            continue
+        record = read_record(path)
+        if (record.get("protocol"), _retrained_key(record), record.get("run_seed")) != (protocol.name, key, job.seed):
+            refused.append(f"{path}: made for {record.get('protocol')!r} {_retrained_key(record)} (run seed "
+                           f"{record.get('run_seed')}), not this protocol's job (seed {job.seed})")
+        elif key not in runs:
+            refused.append(f"{path}: its run {key} is not committed; collect the run first")
+        else:
+            new[key] = record
+    report = {"added": sorted(set(new) - set(old)), "replaced": sorted(set(new) & set(old)), "refused": refused,
+              "written": False}
+    if new:
+        merged = {**old, **new}
+        order = {k: i for i, k in enumerate(jobs)}
+        records = [merged[k] for k in sorted(merged, key=lambda k: (order.get(k, len(order)), k))]
+        d = protocol_dir(root, protocol.name)
+        d.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(d / RETRAINED_FILE, json.dumps({"format": RETRAINED_FORMAT, "records": records},
+                                                         indent=1, sort_keys=True, default=str) + "\n")
+        report["written"] = True
+    report["records"] = len(old) + len(report["added"])
+    return report
+
+
+def restore_retrained(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) -> dict[str, int]:
+    """Write the committed retraining records back as ``repNNN.retrained.json`` (never over an existing file),
+    so that the workflow does not retrain those runs again."""
+    from benchsuite.protocol import retrained_path
+
+    jobs = {(j.benchmark.label, j.optimizer.label, j.repetition): j for j in protocol.retrain_jobs()}
+    base = Path(results)
+    base = base.parent if base.name == "results" else base
+    written = skipped = 0
+    for record in load_retrained_records(root, protocol.name):
+        job = jobs.get(_retrained_key(record))
+        if job is None or record.get("run_seed") != job.seed:
+            continue  # a retraining of an earlier setup of the protocol: the workflow does it again
+        out = base / retrained_path(job.result_path)
+        if out.exists():
+            skipped += 1
+            continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, json.dumps(record, indent=1, sort_keys=True, default=str) + "\n")
+        written += 1
+    return {"written": written, "skipped": skipped}

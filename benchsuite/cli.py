@@ -15,6 +15,7 @@ writing the same ``--out`` at once: the second refuses in one line naming the pi
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import os
@@ -23,6 +24,7 @@ import time
 import traceback
 from pathlib import Path
 from collections.abc import Sequence
+from typing import Any
 
 from .errors import BenchsuiteError, PluginError, one_line, shorten
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
@@ -158,6 +160,22 @@ def _parser() -> argparse.ArgumentParser:
                    help="where evaluations run (default: the protocol's `backend:`, else simulated); the workflow "
                         "passes `--config backend=local`")
     j.add_argument("--scheduler", metavar="ADDRESS", help="with the dask backend: a running scheduler's address")
+
+    t = sub.add_parser("retrain-job", help="retrain a finished run's final incumbent (a protocol's `retrain:` step)",
+                       description="The \"best model retrained\" step of a protocol (its `retrain:` key; NASBOT's "
+                                   "Table 3): train the final incumbent of one finished run again with the "
+                                   "protocol's retraining settings and record its test loss as the run's retrained "
+                                   "value. The workflow runs it after each run of such a protocol; --estimate prints "
+                                   "the protocol's retraining jobs and their GPU-hours instead.")
+    t.add_argument("protocol", help="a protocol name (protocols/<name>.yaml of the suite) or a protocol file")
+    t.add_argument("benchmark_label", nargs="?", help="the benchmark's label in the protocol")
+    t.add_argument("optimizer_label", nargs="?", help="the optimizer's label in the protocol")
+    t.add_argument("repetition", nargs="?", type=_int_in(0, 10**9, "a repetition"),
+                   help="the repetition (0-based)")
+    t.add_argument("--run", metavar="FILE", help="the run's result file (default: --out's repNNN.csv)")
+    t.add_argument("--out", metavar="FILE", help="the record to write (repNNN.retrained.json)")
+    t.add_argument("--estimate", action="store_true",
+                   help="print the protocol's retraining jobs and their GPU-hours (its retrain.gpu_s) and exit")
 
     rp = sub.add_parser("replay", help="re-drive a run's optimizer with its recorded results; check it proposes the "
                                        "same configurations",
@@ -307,17 +325,64 @@ def _cmd_run(args: argparse.Namespace) -> int:
                            parse_assignments(args.meta))
 
 
+def _protocol_named(name: str) -> Any:
+    """A protocol by name (``protocols/<name>.yaml`` of the suite) or by file."""
+    from .paths import PROTOCOLS_DIR
+    from .protocol import load_protocol
+
+    path = Path(name) if name.endswith((".yaml", ".yml")) or os.sep in name else PROTOCOLS_DIR / f"{name}.yaml"
+    return load_protocol(path)
+
+
+def _cmd_retrain_job(args: argparse.Namespace) -> int:
+    """``benchsuite retrain-job``: one retraining of a protocol's ``retrain:`` step, or (``--estimate``) their plan."""
+    from .protocol import RETRAINED_SUFFIX
+    from .results import check_writable
+    from .retrain import retrain_run
+
+    proto = _protocol_named(args.protocol)
+    if proto.retrain is None:
+        raise UsageError(f"retrain-job: protocol {proto.name!r} has no `retrain:` key; nothing to retrain")
+    if args.estimate:
+        jobs = proto.retrain_jobs()
+        hours = proto.retrain_gpu_hours()
+        print(f"{proto.name}: {len(jobs)} retraining job(s) (optimizers {', '.join(proto.retrain.optimizers)} x "
+              f"benchmarks {', '.join(proto.retrain.benchmarks)} x {proto.repetitions} repetition(s)), settings "
+              f"{json.dumps(proto.retrain.settings)}")
+        if hours is None:
+            print(f"{proto.name}: no GPU estimate (give retrain.gpu_s and retrain.basis)")
+        else:
+            print(f"{proto.name}: about {hours:.1f} GPU-hours ({proto.retrain.gpu_s:g} GPU s each: "
+                  f"{proto.retrain.basis})")
+        return 0
+    if args.benchmark_label is None or args.optimizer_label is None or args.repetition is None:
+        raise UsageError("retrain-job: give BENCHMARK_LABEL OPTIMIZER_LABEL REPETITION (or --estimate)")
+    if not args.out:
+        raise UsageError("retrain-job: give --out FILE (the record, repNNN.retrained.json)")
+    job = proto.job(args.benchmark_label, args.optimizer_label, args.repetition)
+    if job.key not in {j.key for j in proto.retrain_jobs()}:
+        raise UsageError(f"retrain-job: protocol {proto.name!r} does not retrain {job.optimizer.label}'s runs on "
+                         f"{job.benchmark.label} (its `retrain:` key)")
+    run = args.run
+    if run is None:
+        if not args.out.endswith(RETRAINED_SUFFIX):
+            raise UsageError(f"retrain-job: give --run FILE (--out does not end in {RETRAINED_SUFFIX})")
+        run = args.out[:-len(RETRAINED_SUFFIX)] + ".csv"
+    out = check_writable(args.out)
+    record = retrain_run(proto, job, run, out)
+    print(f"{proto.name} {job.benchmark.label} {job.optimizer.label} rep {job.repetition}: retrained test loss "
+          f"{record['retrained_test_loss']:.6g} (search: {record['search_test_loss']:.6g}; {record['status']}, "
+          f"{record['seconds']:.1f} s) -> {out}", file=sys.stderr)
+    return 0
+
+
 def _cmd_run_job(args: argparse.Namespace) -> int:
     """``benchsuite run-job``: one job of a protocol, its typed settings taken from the protocol object."""
     import shlex
 
-    from .paths import PROTOCOLS_DIR
-    from .protocol import load_protocol
     from .results import check_writable
 
-    name = args.protocol
-    path = Path(name) if name.endswith((".yaml", ".yml")) or os.sep in name else PROTOCOLS_DIR / f"{name}.yaml"
-    proto = load_protocol(path)
+    proto = _protocol_named(args.protocol)
     job = proto.job(args.benchmark_label, args.optimizer_label, args.repetition)
     if args.print_command:
         print(shlex.join(proto.command(job, out=args.out, backend=args.backend, scheduler=args.scheduler)))
@@ -490,8 +555,6 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    import json
-
     from . import registry
     from .errors import InvalidConfigError, show
     from .settings import parse_assignments
@@ -617,6 +680,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return _cmd_run(args)
     if args.command == "run-job":
         return _cmd_run_job(args)
+    if args.command == "retrain-job":
+        return _cmd_retrain_job(args)
     if args.command == "evaluate":
         return _cmd_evaluate(args)
     if args.command == "replay":

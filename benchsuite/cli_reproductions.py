@@ -1,7 +1,7 @@
 """``benchsuite reproductions``: committed runs, the scorecard, and reruns that check them.
 
     benchsuite reproductions                                  # scorecard.csv + SCORECARD.md from committed runs
-    benchsuite reproductions collect PROTOCOL --results DIR   # add DIR's finished runs to reproductions/PROTOCOL/
+    benchsuite reproductions collect PROTOCOL --results DIR   # add DIR's finished runs (and retrained values)
     benchsuite reproductions collect PROTOCOL --rewrite       # the committed frame again, in today's form
     benchsuite reproductions restore PROTOCOL --results DIR   # committed runs back as DIR's result files (resume)
     benchsuite reproductions --verify N [--protocol P]        # rerun N committed repetitions, compare them
@@ -121,6 +121,13 @@ def main(args: argparse.Namespace) -> int:
                     print(f"{name}: warning: {len(rep['stale'])} committed run(s) are not runs of the protocol as it "
                           f"now stands (first: {b} {o} rep {r}; its budget, workers, clock or initial design "
                           "changed): rerun them and collect with --replace", file=sys.stderr)
+                if p.retrain is not None:
+                    got = R.collect_retrained(p, args.results, root, replace=args.replace)
+                    for line in got["refused"]:
+                        print(f"{name}: refused {line}", file=sys.stderr)
+                    print(f"{name}: {len(got['added'])} retrained value(s) added, {len(got['replaced'])} replaced; "
+                          f"{got['records']} committed of {len(p.retrain_jobs())}"
+                          + (f"; wrote {root / name / R.RETRAINED_FILE}" if got["written"] else ""))
                 size = R.folder_mb(root) if rep["written"] else 0.0
                 if size > R.SIZE_LIMIT_MB:
                     print(f"{name}: warning: {root} now holds {size:.2f} MB, above its {R.SIZE_LIMIT_MB:g} MB limit "
@@ -129,6 +136,9 @@ def main(args: argparse.Namespace) -> int:
                 rep = R.restore(p, args.results, root)
                 stale = f", {rep['stale']} of an earlier setup of the protocol left to rerun" if rep["stale"] else ""
                 print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there (kept){stale}")
+                if p.retrain is not None:
+                    got = R.restore_retrained(p, args.results, root)
+                    print(f"{name}: {got['written']} retrained value(s) written, {got['skipped']} already there")
         return 0
     from .analysis import scorecard as S
 

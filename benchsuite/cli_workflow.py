@@ -191,11 +191,17 @@ def _validate(files: list[str], jobs: bool) -> int:
               f"reports {p.quantity}")
         for label, why in p.skipped:
             print(f"  skipped optimizer {label}: {why}")
+        if p.retrain is not None:
+            hours = p.retrain_gpu_hours()
+            print(f"  retrain: {len(p.retrain_jobs())} run(s)' final incumbents trained again with "
+                  f"{p.retrain.settings}" + ("" if hours is None else f" (about {hours:.1f} GPU-hours)"))
         if jobs:
             for j in runs:
                 inst = j.benchmark.instances
                 extra = f"  {inst[0]}={j.benchmark.settings_for(j.repetition)[inst[0]]}" if inst else ""
                 print(f"  {j.result_path}  seed {j.seed}{extra}")
+            for path in p.retrained_paths():
+                print(f"  {path}  (retrain)")
     return 0
 
 

@@ -29,6 +29,12 @@ how often, with what budget, and what the report shows::
     plots: {x: [time, evaluations], time_scale: log, evaluations_scale: linear, y_scale: linear}
     table: {at: budget}              # budget (default) | evaluations | time: where the table is taken
     resources: {mem_mb: 1000, runtime: 30, gpu: 0}   # per run job (SLURM); optional
+    retrain:                         # live benchmarks: after each run, its final incumbent trained again
+      settings: {iterations: 150000} # benchmark settings of the retraining, over the run's (a longer schedule)
+      benchmarks: [nasbot_cnn_cifar10]  # optional: the benchmark labels whose runs are retrained (default: all)
+      optimizers: [nasbot]           # optional: the optimizer labels whose runs are retrained (default: all)
+      gpu_s: 2224                    # optional: GPU seconds of one retraining, and their basis
+      basis: "150 x 14.83 s per 1,000 iterations on one H200"
     published: {paper: ..., source: ..., cells: [...]}  # the paper's numbers (benchsuite/published.py)
 
 Every key is checked before any job starts; a mistake raises :class:`ProtocolError`
@@ -76,7 +82,7 @@ _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
              "workers", "backend", "clock", "include_overhead", "overhead_clock", "quantity", "plots", "table",
-             "resources", "published")
+             "resources", "retrain", "published")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings", "initial_design")
@@ -84,6 +90,8 @@ _BUDGET_KEYS = ("evaluations", "seconds")
 _PLOT_KEYS = ("x", "time_scale", "evaluations_scale", "y_scale")
 _TABLE_KEYS = ("at",)
 _RESOURCE_KEYS = ("mem_mb", "runtime", "gpu")
+_RETRAIN_KEYS = ("settings", "benchmarks", "optimizers", "gpu_s", "basis")
+RETRAINED_SUFFIX = ".retrained.json"  # beside a run's result file: its final incumbent retrained
 # beyond a hundred thousand a typo, not an experiment: every repetition is a job, every worker a slot
 MAX_REPETITIONS = 100_000
 MAX_WORKERS = 100_000
@@ -162,6 +170,20 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class RetrainSpec:
+    """``retrain:``: the "best model retrained" step of NASBOT's Table 3 (nasbot.txt Sec. 5: the best CIFAR-10
+    models "retrained (150K iters)"). After a run's search, its final incumbent is trained once more with the
+    benchmark's settings plus ``settings`` (a longer schedule), from the benchmark's test-loss seed, and that
+    training's test loss is the run's retrained value (:mod:`benchsuite.retrain`)."""
+
+    settings: dict[str, Any]
+    benchmarks: tuple[str, ...]  # the benchmark labels whose runs are retrained
+    optimizers: tuple[str, ...]  # the optimizer labels whose runs are retrained
+    gpu_s: float | None = None  # GPU seconds of one retraining, for the estimate (None: not estimated)
+    basis: str = ""  # where gpu_s comes from
+
+
+@dataclass(frozen=True)
 class Job:
     """One run of a protocol: (benchmark, optimizer, repetition) with its seed and result path."""
 
@@ -208,6 +230,8 @@ class Protocol:
     clock: str = "auto"
     #: how the optimizer's overhead is timed: wall | cpu (:data:`benchsuite.runner.OVERHEAD_CLOCKS`)
     overhead_clock: str = "wall"
+    #: the "best model retrained" step, or None (:class:`RetrainSpec`)
+    retrain: RetrainSpec | None = None
 
     def clock_for(self, job: Job, backend: str | None = None) -> str:
         """The clock of ``job``'s run: ``measured`` on a real backend; with ``clock: auto`` ``nominal`` for a live
@@ -242,6 +266,23 @@ class Protocol:
     def result_paths(self) -> list[str]:
         """Result files of every run."""
         return [j.result_path for j in self.jobs()]
+
+    def retrain_jobs(self) -> list[Job]:
+        """The runs whose final incumbent the ``retrain:`` step trains again (none without the key)."""
+        if self.retrain is None:
+            return []
+        return [j for j in self.jobs()
+                if j.benchmark.label in self.retrain.benchmarks and j.optimizer.label in self.retrain.optimizers]
+
+    def retrained_paths(self) -> list[str]:
+        """The retrained-value files of :meth:`retrain_jobs` (:func:`retrained_path` of each result file)."""
+        return [retrained_path(j.result_path) for j in self.retrain_jobs()]
+
+    def retrain_gpu_hours(self) -> float | None:
+        """GPU-hours of every retraining (``retrain.gpu_s`` x the retrained runs), None when not estimated."""
+        if self.retrain is None or self.retrain.gpu_s is None:
+            return None
+        return len(self.retrain_jobs()) * self.retrain.gpu_s / 3600.0
 
     def command(self, job: Job, out: str | None = None, exe: Sequence[str] = ("benchsuite",),
                 backend: str | None = None, scheduler: str | None = None) -> list[str]:
@@ -290,6 +331,11 @@ class Protocol:
 def result_path(protocol: str, benchmark: str, optimizer: str, repetition: int) -> str:
     """``results/<protocol>/<benchmark>/<optimizer>/rep<NNN>.csv``."""
     return f"results/{protocol}/{benchmark}/{optimizer}/rep{int(repetition):03d}.csv"
+
+
+def retrained_path(result: str) -> str:
+    """The retrained-value file of a run's result file: ``repNNN.csv`` -> ``repNNN.retrained.json``."""
+    return (result[:-len(".csv")] if result.endswith(".csv") else result) + RETRAINED_SUFFIX
 
 
 def _cli_value(value: Any) -> str:
@@ -654,13 +700,66 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     description = c.string("description", raw.get("description", "") or "")
     paper = c.string("paper", raw.get("paper", "") or "")
     _check_pairs(c, benchmarks, optimizers, workers)
+    retrain = _retrain(c, raw.get("retrain"), benchmarks, optimizers)
     from .published import parse_published
 
     # an unavailable optimizer's label counts: its published cells become `not-run` rows
     published = parse_published(c, raw.get("published"), [b.label for b in benchmarks],
                                 [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
-                    resources, description.strip(), paper, skipped, text, published, backend, clock, overhead_clock)
+                    resources, description.strip(), paper, skipped, text, published, backend, clock, overhead_clock,
+                    retrain)
+
+
+def _retrain(c: _Checker, raw: Any, benchmarks: Sequence[BenchmarkSpec],
+             optimizers: Sequence[OptimizerSpec]) -> RetrainSpec | None:
+    """``retrain:`` checked against the labels and every retrained benchmark (live ones only: a retraining trains
+    a network, and its settings must be that benchmark's)."""
+    if raw is None:
+        return None
+    from . import registry
+    from .settings import resolve_settings
+
+    raw = c.keys("retrain", raw, _RETRAIN_KEYS, required=("settings",))
+    chosen = _retrain_labels(c, "retrain.benchmarks", raw.get("benchmarks"), [b.label for b in benchmarks],
+                             "benchmark")
+    settings: dict[str, Any] = {}
+    for b in benchmarks:
+        if b.label not in chosen:
+            continue
+        cls = registry.get_benchmark(b.name)
+        if getattr(cls, "kind", "") != "live":
+            raise c.fail("retrain", f"benchmark {b.label} is {getattr(cls, 'kind', '?')}, not live: only a trained "
+                                    "network can be retrained; leave it out of retrain.benchmarks")
+        settings = _settings(c, "retrain.settings", cls, f"benchmark {b.name!r}", raw["settings"])
+        _check_paths(c, "retrain.settings", settings)
+        try:
+            merged = resolve_settings(f"benchmark {b.name!r}", cls.settings_spec, {**b.settings, **settings})
+        except BenchsuiteError as exc:
+            raise c.fail("retrain.settings", f"with {b.label}'s settings: {exc}") from None
+        if merged.get("test_eval") is False:
+            raise c.fail("retrain.settings", f"{b.label} would not score its test set (test_eval is false); the "
+                                             "retrained value is a test loss")
+    opts = _retrain_labels(c, "retrain.optimizers", raw.get("optimizers"), [o.label for o in optimizers],
+                           "optimizer")
+    gpu_s = c.positive("retrain.gpu_s", raw["gpu_s"]) if raw.get("gpu_s") is not None else None
+    basis = c.string("retrain.basis", raw.get("basis", "") or "").strip()
+    if gpu_s is not None and not basis:
+        raise c.fail("retrain.basis", "say where gpu_s comes from (a measurement, a scaling of one)")
+    return RetrainSpec(dict(settings), chosen, opts, gpu_s, basis)
+
+
+def _retrain_labels(c: _Checker, key: str, raw: Any, labels: list[str], what: str) -> tuple[str, ...]:
+    """A ``retrain:`` list of labels (default: all of them), each one of the protocol's."""
+    asked = labels if raw is None else [raw] if isinstance(raw, str) else raw
+    if not isinstance(asked, list) or not asked:
+        raise c.fail(key, f"expected a non-empty list of {what} labels, got {_show(asked)}")
+    for i, lab in enumerate(asked):
+        if lab not in labels:
+            close = difflib.get_close_matches(str(lab), labels, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; the protocol's are {', '.join(labels)}"
+            raise c.fail(f"{key}[{i}]", f"{_show(lab)} is not a {what} label of this protocol{hint}")
+    return tuple(dict.fromkeys(asked))
 
 
 def _read_text(p: Path, what: str) -> str:

@@ -303,6 +303,7 @@ SPACE_CAPABILITIES: dict[str, str] = {
     "hyperparameters": "each position's name and domain along a walk: hyperparameters(values)",
     "features": "architecture features for a surrogate: features(values)",
     "canonical_key": "an isomorphism-aware canonical form: canonical(config)",
+    "feed_forward": "its feed-forward (chain) networks as a tree of decisions: feed_forward() -> a ChainTree",
 }
 
 

@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from . import data as _data
+from .architectures.chain_tree import Chain, ChainTree
 from .benchmark import BENCHMARK_KINDS, Benchmark, Fidelity, Result
 from .errors import InvalidConfigError, TrialFailure
 from .optimizer import Optimizer, Suggestion, Trial
@@ -75,7 +76,8 @@ class ToyChainSpace(SearchSpace):
     """
 
     kind = "architecture"
-    capabilities = frozenset({"walk", "features"})  # announced: DeepArchitect's searchers may walk it
+    # announced: DeepArchitect's searchers may walk it, TreeBO reads it as a tree of chains
+    capabilities = frozenset({"walk", "features", "feed_forward"})
     widths = (8, 16, 32, 64)
     max_layers = 5
 
@@ -118,6 +120,33 @@ class ToyChainSpace(SearchSpace):
         c = self.validate(config)
         return ([f"n_layers={len(c)}"] + [f"layer{i}/width={w}" for i, w in enumerate(c)]
                 + [f"{a}->{b}" for a, b in zip(c, c[1:])])
+
+    def feed_forward(self) -> ToyChains:
+        """Every configuration is a chain: the tree is the length, then each layer's width."""
+        return ToyChains(self)
+
+
+class ToyChains(ChainTree):
+    """:class:`ToyChainSpace` as a tree of decisions: one layer type, the widths as unit counts."""
+
+    types = ("layer",)
+
+    def __init__(self, space: ToyChainSpace):
+        self.space = space
+        super().__init__(range(1, space.max_layers + 1), space.widths)
+
+    def allowed_types(self, position: int, previous: str | None) -> tuple[str, ...]:
+        return self.types
+
+    def has_units(self, layer_type: str) -> bool:
+        return True
+
+    def to_config(self, chain: Chain) -> tuple[int, ...]:
+        return self.space.validate(chain.units)
+
+    def from_config(self, config: Any) -> Chain:
+        c = self.space.validate(config)
+        return Chain(("layer",) * len(c), c, (None,) * len(c))
 
 
 class _ChainBenchmark(Benchmark):

@@ -43,6 +43,9 @@ STUDIES = {
                                 "--n-cells 10 --epochs 4 --n-train 2000 --out {out}.json"),
     "nb201_table_vs_live_10ep": (["nb201_table_vs_live_10ep.json"], "studies/nb201_table_vs_live.py",
                                  "--n-cells 10 --epochs 10 --n-train 3000 --out {out}.json"),
+    # nasbot.md "TreeBO": seconds per TreeBO decision at 50 and 100 networks, against the paper's 7.83 s
+    "nasbot_treebo_decision": (["nasbot_treebo_decision.json"], "perf/bench_treebo_decision.py",
+                               "--repeats 2 --json {out}.json"),
     # deeparchitect.md "On the NAS-Bench-201 table": MCTS and evolution, 30 repetitions
     "deeparchitect_nb201_mcts_evolution": (["deeparchitect_nb201_mcts_evolution.json"], "perf/bench_da_searchers.py",
                                            "nb201 --reps 30 --optimizers da_mcts,da_evolution --out {out}.json"),

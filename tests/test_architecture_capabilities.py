@@ -13,9 +13,9 @@ from benchsuite.testing import ToyChainSpace
 # capability -> the method a space that announces it must have
 METHOD = {"build": "build", "mutate": "mutate", "distance": "distance", "initial_pool": "initial_pool",
           "walk": "walk", "hyperparameters": "hyperparameters", "features": "features",
-          "canonical_key": "canonical", "otmann": None}
+          "canonical_key": "canonical", "otmann": None, "feed_forward": "feed_forward"}
 # capabilities whose method no base class defines: having the method without announcing it is a mistake
-NOT_INHERITED = ("distance", "initial_pool", "walk", "hyperparameters", "features")
+NOT_INHERITED = ("distance", "initial_pool", "walk", "hyperparameters", "features", "feed_forward")
 
 
 def _space_classes() -> dict[str, type]:

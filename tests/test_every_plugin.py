@@ -39,7 +39,7 @@ def test_optimizer_conformance(entry):
     assert report.checked, f"{entry.name}: nothing was checked"
 
 
-# measured (2 shared cores, 16 trials, 2 workers, each space it supports): nasbot 11 s, da_smbo 11 s, smac 8 s,
+# measured (2 shared cores, 16 trials, 2 workers, each space it supports): nasbot 11 s, da_smbo 11 s, treebo 11 s, smac 8 s,
 # botorch_qlogei 5 s, da_mcts 5 s, nasbot_rand 4 s, every other optimizer under 2 s
 @pytest.mark.parametrize("entry", _params(registry.optimizers(), lambda n, e: False))
 def test_optimizer_on_every_constrained_space_it_supports(entry):

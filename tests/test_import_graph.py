@@ -171,7 +171,7 @@ LAYERS: list[tuple[str, ...]] = [
      "benchsuite.live", "benchsuite.architectures"),
     ("benchsuite.benchmarks", "benchsuite.optimizers"),
     ("benchsuite.registry", "benchsuite.runner", "benchsuite.execute", "benchsuite.protocol", "benchsuite.testing",
-     "benchsuite.backends", "benchsuite.replay"),
+     "benchsuite.backends", "benchsuite.replay", "benchsuite.retrain"),
     ("benchsuite.api", "benchsuite.analysis", "benchsuite.cli_check"),
     ("benchsuite.cli", "benchsuite.cli_workflow", "benchsuite.cli_reproductions", "benchsuite.analysis.__main__",
      "benchsuite"),

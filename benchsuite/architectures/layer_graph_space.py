@@ -32,7 +32,7 @@ class LayerGraphSpace(ArchitectureSpace):
     """
 
     kind = "architecture"
-    capabilities = frozenset({"build", "mutate", "otmann", "initial_pool"})
+    capabilities = frozenset({"build", "mutate", "otmann", "initial_pool", "feed_forward"})
 
     def __init__(self, kind: str, max_neighbours: int = 64, **constraints: Any):
         if kind not in KINDS:
@@ -56,6 +56,13 @@ class LayerGraphSpace(ArchitectureSpace):
     def initial_pool(self) -> list[LayerGraph]:
         """The authors' hand-made initial networks that meet this space's constraints."""
         return list(self.pool)
+
+    def feed_forward(self) -> Any:
+        """This space's chain networks as a tree of decisions (:class:`.chain_tree.LayerGraphChains`), for
+        TreeBO: the number of layers, then each layer's type, units and stride, within this space's limits."""
+        from .chain_tree import LayerGraphChains
+
+        return LayerGraphChains(self)
 
     def build(self, config: Any, in_shape: Any, n_out: int, **options: Any) -> Any:
         """The PyTorch module (``layer_graph_torch.build_network``): ``in_shape`` the input features (MLP)
