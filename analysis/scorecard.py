@@ -400,11 +400,17 @@ def number_id(item: Any) -> str:
     return f"{item.paper}|{item.method}|{item.value!r}|{item.error!r}"
 
 
-def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[str, str, str], str]) -> list[dict]:
-    """The scorecard rows of one protocol (its committed frame ``df``, or None when nothing is committed)."""
+def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[str, str, str], str],
+                  retrained: pd.DataFrame | None = None) -> list[dict]:
+    """The scorecard rows of one protocol (its committed frame ``df``, or None when nothing is committed; its
+    committed retrained values, for cells that compare with them)."""
     pub = protocol.published
     rows: list[dict] = []
     values = run_values(protocol, df) if df is not None else pd.DataFrame(columns=["benchmark", "optimizer", "value"])
+    again = pd.DataFrame(columns=["benchmark", "optimizer", "value"])
+    if retrained is not None and len(retrained):
+        ok = retrained[retrained["status"] == "ok"]
+        again = ok.rename(columns={"retrained_test_loss": "value"})[["benchmark", "optimizer", "value"]]
     gpu = needs_gpu(protocol)
 
     def base_row(item: Any) -> dict:
@@ -425,7 +431,8 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
             row.update(verdict="not-run (method missing)", note="; ".join([cell.not_run, *setup]))
             rows.append(row)
             continue
-        v = values.loc[(values["benchmark"] == cell.benchmark) & (values["optimizer"] == cell.optimizer), "value"]
+        src = again if cell.retrained else values
+        v = src.loc[(src["benchmark"] == cell.benchmark) & (src["optimizer"] == cell.optimizer), "value"]
         mean, se, n = _stats(cell.offset + cell.scale * v.to_numpy(float))
         se = abs(se) if math.isfinite(se) else se
         if n == 0:
@@ -538,7 +545,9 @@ def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame
         stale = 0
         if df is not None:  # runs of an earlier setup of the protocol (its budget changed, say) count for nothing
             df, stale = without_stale(p, df, prov)
-        new = protocol_rows(p, df, notes)
+        from .reproductions import load_retrained
+
+        new = protocol_rows(p, df, notes, load_retrained(root, name) if getattr(p, "retrain", None) else None)
         for row in new if stale else ():
             row["note"] = "; ".join(x for x in (row["note"], f"{stale} committed run(s) of an earlier setup of "
                                                 "the protocol left out (rerun them)") if x)

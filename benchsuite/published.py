@@ -39,7 +39,8 @@ block and overridden per cell or claim):
 A cell may give ``optimum``, the benchmark's known optimum in the paper's units: when the published value and
 our mean both equal it at the paper's printed precision, the verdict is ``match`` by the same-optimum rule
 (``benchsuite.analysis.scorecard``) whatever the error bars (a printed ``+- 0`` and runs that all end at the
-optimum compare nothing else). A factor claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a
+optimum compare nothing else). ``retrained: true`` compares a cell with the runs' retrained value (the
+protocol's ``retrain:`` step, NASBOT's "best model retrained") instead of the search's. A factor claim's ``target`` is ``optimum`` (the best value any run of the benchmark reached) or a
 number in our units, plus ``tolerance``; its factor is the baseline's time to the target over the optimizer's.
 Mistakes raise :class:`ProtocolError`, one line naming the key.
 """
@@ -56,7 +57,7 @@ CLAIM_KINDS = ("factor", "equal")
 _BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "fidelity",
                "differences", "note", "cells", "claims")
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
-              "not_run", "fidelity", "differences", "optimum")
+              "not_run", "fidelity", "differences", "optimum", "retrained")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
                "source", "note", "runs", "fidelity", "differences")
 _GPU_KEYS = ("evaluation_s", "basis")
@@ -83,6 +84,7 @@ class PublishedCell:
     fidelity: str = "faithful"  # FIDELITIES
     differences: tuple[str, ...] = ()  # what an adapted (or variant) setup changes, one line each
     optimum: float | None = None  # the benchmark's known optimum in paper units (the same-optimum rule)
+    retrained: bool = False  # compared with the runs' retrained value (the protocol's `retrain:` step)
 
     @property
     def variant(self) -> bool:
@@ -200,6 +202,9 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 opt = _label_in(c, f"{k}.optimizer", opt, optimizers, "optimizer")
             fidelity, diffs = _fidelity(c, k, cell, block_fidelity, block_diffs)
             optimum = None if cell.get("optimum") is None else _finite(c, f"{k}.optimum", cell["optimum"])
+            retrained = cell.get("retrained", False)
+            if not isinstance(retrained, bool):
+                raise c.fail(f"{k}.retrained", f"expected true or false, got {retrained!r}")
             error = None if cell.get("error") is None else _finite(c, f"{k}.error", cell["error"])
             if error is not None and error < 0:
                 raise c.fail(f"{k}.error", f"must be >= 0, got {error}")
@@ -210,7 +215,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
                 "; ".join(filter(None, [block_note, _text(c, f"{k}.note", cell["note"])
                                         if cell.get("note") is not None else ""])), not_run, fidelity, diffs,
-                optimum))
+                optimum, retrained))
         for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
             k = f"{key}.claims[{j}]"
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))

@@ -176,7 +176,7 @@ def test_every_counted_row_of_the_committed_scorecard_has_a_fidelity_and_adapted
     assert len(adapted) and (adapted["differences"].str.len() > 0).all()
     assert not (card[card["fidelity"] == "faithful"]["differences"].str.len() > 0).any()
     counted = card[card["counted"].astype(str) == "True"]
-    assert counted.groupby(["paper", "source", "benchmark", "optimizer"]).size().max() == 1
+    assert counted.groupby(["paper", "source", "benchmark", "optimizer", "published"]).size().max() == 1
     assert not (counted["fidelity"] == "variant").any()
     assert not card["verdict"].str.startswith("partial").any()
     assert np.isfinite(pd.to_numeric(counted["z"], errors="coerce")).sum() > 10
