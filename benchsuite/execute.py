@@ -193,7 +193,8 @@ def read_partial(out: Path) -> Resume | None:
         df, rows = load_result_cells(path)
         prov = df.attrs["provenance"]
     except (DataError, OSError, UnicodeDecodeError) as exc:
-        print(f"benchsuite: not resuming from {path}: {exc}; starting the run over", file=sys.stderr)
+        why = str(exc).removeprefix(f"{path}: ")  # the reader's message names the file; the line names it once
+        print(f"benchsuite: not resuming from {path}: {why}; starting the run over", file=sys.stderr)
         return None
     return Resume(provenance=prov, rows=rows, source=path.name)
 
