@@ -25,7 +25,15 @@ that dies mid-trial (killed, out of memory, a CUDA error that takes the process 
 trial into a failed trial naming the cause, and the slot gets a fresh worker (up to
 :data:`MAX_RESTARTS` times; then the run goes on with the others). The driver polls every
 :data:`POLL_S` seconds, so a dead worker never hangs a run; workers exit when the driver goes away
-(Ctrl-C, kill: a watchdog thread in each worker checks its parent).
+(Ctrl-C, kill: a watchdog thread in each worker checks its parent), quietly: a worker whose driver is
+gone exits without a traceback. A trial still running after the run's ``trial_timeout`` seconds is a
+failed trial saying so; its local worker process is stopped and a fresh one takes the slot (not
+counted among the restarts), a dask worker is restarted by its nanny.
+
+Bounds: the local backend, and a dask LocalCluster, start one process per worker on this machine, at
+most :data:`MAX_LOCAL_WORKERS`, and a run starts no more than its budget in evaluations can use.
+Trust: a dask scheduler and its workers receive the benchmark's spec and every trial as pickles, and
+the driver unpickles what they send back; give ``--scheduler`` only an address of your own cluster.
 """
 from __future__ import annotations
 

@@ -58,9 +58,9 @@ COLUMNS = (
 TIMING_COLUMNS = ("ask_time", "start_time", "end_time", "told_time", "overhead_s")
 
 
-#: the files a run writes beside its result ``<name>.csv``: ``<name>.provenance.json``, and after the result's whole
-#: name ``.lock`` (:class:`benchsuite.locks.OutputLock`), ``.partial.csv`` (an interrupted run's finished trials,
-#: with its own provenance file), ``.traceback.log`` and ``.failures.log``
+#: where an interrupted run at ``<out>`` keeps its finished trials: ``<out>.partial.csv``, a result file with its own
+#: provenance file. Beside a result ``<name>.csv`` a run also writes ``<name>.provenance.json`` and, after the
+#: whole name, ``.lock``, ``.traceback.log`` and ``.failures.log`` (:func:`check_result_name` keeps them apart)
 PARTIAL_SUFFIX = ".partial.csv"
 
 

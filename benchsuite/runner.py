@@ -10,7 +10,10 @@ ending trial is told next. Evaluations run eagerly in the order trials start; on
 
 Budgets: ``budget_evals`` caps the number of trials started; ``budget_seconds`` stops
 starting trials at that simulated time (trials already running finish and are recorded;
-analysis cuts curves at the budget). Either or both may be given.
+analysis cuts curves at the budget). Either or both may be given. A budget in seconds alone needs a
+clock that moves: :data:`STALL_TRIALS` trials in a row charged 0 s stop the run with a
+:class:`~benchsuite.errors.BudgetError` (it would never end). On the real backends a trial may be given a
+time limit (``trial_timeout``): past it, it is a failed trial and its worker is replaced.
 
 Backends (issue 28, :mod:`benchsuite.backends`): this loop is the ``simulated`` backend, the default.
 With ``backend="local"`` or ``"dask"`` the same asks and tells drive evaluations in worker processes
