@@ -41,6 +41,7 @@ from benchsuite.execute import execute_run, partial_path
 from benchsuite.registry import Entry
 from benchsuite.results import load_result, provenance_path
 from benchsuite.runner import STALL_TRIALS, RunInterrupted
+from benchsuite.optimizer import Capabilities, Optimizer, Suggestion
 from benchsuite.settings import NONNEGATIVE, Setting
 from benchsuite.space import Float, Space
 
@@ -509,6 +510,54 @@ def test_workers_of_a_killed_driver_leave_no_traceback(tmp_path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+class TellRaises(Optimizer):
+    """Random proposals; ``tell`` raises: an error in the driver while workers evaluate."""
+
+    name = "tell_raises_test"
+    description = "raises in tell"
+    supports = Capabilities()
+
+    def ask(self, pending=()):
+        return Suggestion(self.space.sample(self.rng), None)
+
+    def tell(self, trial, result) -> None:
+        raise RuntimeError("tell broke")
+
+
+def _live_children() -> set[int]:
+    """This process's live children, but multiprocessing's own helpers (the forkserver dask's workers fork from,
+    the resource tracker), which live as long as the process that started them, run or no run."""
+    out = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            helper = b"multiprocessing.forkserver" in command or b"multiprocessing.resource_tracker" in command
+            if int(fields[1]) == os.getpid() and fields[0] != "Z" and not helper:
+                out.add(int(entry.name))
+    return out
+
+
+@pytest.mark.parametrize("backend", ["local", "dask"])
+def test_an_error_in_the_driver_stops_every_worker_quietly(capsys, tmp_path, monkeypatch, backend) -> None:
+    if backend == "dask":
+        pytest.importorskip("distributed")
+    monkeypatch.setitem(registry.optimizers(), TellRaises.name, Entry(TellRaises.name, TellRaises, "test"))
+    before = _live_children()
+    out = tmp_path / "r.csv"
+    line = one_line_error(capsys, ["run", "-b", "sleep_branin", "-o", TellRaises.name, "--budget-evals", "6",
+                                   "--workers", "2", "--backend", backend, "--benchmark-set", "sleep_s=0.1", "-q",
+                                   "--out", out], bound=150)
+    assert "raised in tell()" in line and not out.exists() and not Path(str(out) + ".lock").exists()
+    deadline = time.monotonic() + 10
+    while _live_children() - before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _live_children() - before, "a worker process outlived the run"
 
 
 def test_a_reproductions_folder_that_is_a_file_is_one_line(capsys, tmp_path) -> None:
