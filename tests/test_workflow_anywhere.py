@@ -286,6 +286,10 @@ def test_failed_runs_do_not_stop_the_others_are_summarised_and_marked_in_the_ind
     index = (results / "reports" / "index.md").read_text()
     assert "**1 of 2 protocol(s) have missing runs**" in index
     assert "**incomplete: 2 of 4 runs missing** (2 failed" in index and "[`fine`](fine/index.md)" in index
+    # that index does not make the failed runs look done: a plain rerun (nothing changed) still plans them
+    dry = workflow(tmp_path, str(tmp_path / "mine"), "--results", str(results), "--cores", "2", "-n")
+    assert "Nothing to be done" not in dry.stdout + dry.stderr
+    assert (dry.stdout + dry.stderr).count("bocs_small/rep00") >= 2, dry.stdout[-2000:]
 
     proto_path.write_text(proto_path.read_text().replace("max_features: 10", "max_features: 200000"))
     command = rerun[0].split(": ", 1)[1].split()
