@@ -486,23 +486,16 @@ def _check_cells(path: str | os.PathLike, df: Any) -> None:
         i = first_bad(bad)
         raise DataError(f"{path}: malformed result file, {where(i)} is ok but its loss {df['loss'].iloc[i]!r} is not "
                         "a finite number")
-    for col, may_be_empty in (("config", False), ("incumbent", True)):
-        parsed: dict[str, bool] = {}  # each distinct text is parsed once (an incumbent repeats over many rows)
-        for i, text in enumerate(df[col]):
-            if may_be_empty and not isinstance(text, str) and pd.isna(text):
-                continue
-            ok = parsed.get(text)
-            if ok is None:
-                try:
-                    json.loads(text)
-                    ok = True
-                except (TypeError, ValueError, RecursionError):
-                    ok = False
-                parsed[text] = ok
-            if not ok:
+    for col in ("config", "incumbent"):  # (config is never empty: NON_EMPTY; an incumbent may be)
+        for text in pd.unique(df[col].dropna()):  # each distinct text once: an incumbent repeats over many rows
+            try:
+                json.loads(text)
+            except (TypeError, ValueError, RecursionError):
                 from .errors import show
 
-                raise DataError(f"{path}: malformed result file, the {col} of {where(i)} is not JSON: {show(text)}")
+                i = first_bad((df[col] == text).to_numpy())
+                raise DataError(f"{path}: malformed result file, the {col} of {where(i)} is not JSON: "
+                                f"{show(text)}") from None
 
 
 def load_result(path: str | os.PathLike, *, text: ResultText | str | None = None):
