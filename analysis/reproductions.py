@@ -711,25 +711,35 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
     """Write every committed run of ``protocol`` back as ``results/<protocol>/<b>/<o>/repNNN.csv``.
 
     An existing result file is never overwritten. A run of an earlier setup of the protocol (:func:`stale_runs`)
-    is not written back, so the workflow runs it again. Returns counts of files written, skipped and stale.
+    is not written back, so the workflow runs it again. The paths come from the protocol's own jobs, never
+    from labels stored in the committed frame: a run there that is no job of the protocol (a label or
+    repetition it does not have, one crafted to name a path outside ``results``) is not written, only counted.
+    Returns counts of files written, skipped (already there), stale and unknown.
     """
     from benchsuite.results import COLUMNS, write_result
 
     df, prov = load_committed(root, protocol.name)
     _check_pair(protocol_dir(root, protocol.name), prov)
     if df is None:
-        return {"written": 0, "skipped": 0, "stale": 0}
+        return {"written": 0, "skipped": 0, "stale": 0, "unknown": 0}
     stale = set(stale_runs(protocol, prov))
     provs = {_key(p): p for p in run_provenances(prov)}
+    jobs = {(j.benchmark.label, j.optimizer.label, j.repetition): j for j in protocol.jobs()}
     base = Path(results)
     base = base if base.name == "results" else base / "results"
-    written = skipped = 0
+    inside = base.resolve()
+    written = skipped = unknown = 0
     for (b, o, r), g in df.groupby(list(RUN_KEYS), sort=False):
-        key = (str(b), str(o), int(r))
-        from benchsuite.protocol import result_path
-
-        out = base.parent / result_path(protocol.name, *key)
+        try:
+            key = (str(b), str(o), int(r))
+        except (TypeError, ValueError, OverflowError):
+            key = None
         if key in stale:
+            continue
+        job = jobs.get(key)
+        out = None if job is None else base.parent / job.result_path
+        if out is None or inside not in out.resolve().parents:  # the protocol checked its labels; a last check
+            unknown += 1
             continue
         if out.exists() or key not in provs:
             skipped += 1
@@ -742,7 +752,7 @@ def restore(protocol: Any, results: str | os.PathLike, root: str | os.PathLike) 
         out.parent.mkdir(parents=True, exist_ok=True)
         write_result(out, rows, provs[key])
         written += 1
-    return {"written": written, "skipped": skipped, "stale": len(stale)}
+    return {"written": written, "skipped": skipped, "stale": len(stale), "unknown": unknown}
 
 
 def timing_columns(protocol: Any, live: bool = False) -> tuple[str, ...]:

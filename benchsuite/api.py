@@ -44,7 +44,7 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
         optimizer_settings: Mapping[str, Any] | None = None, benchmark_settings: Mapping[str, Any] | None = None,
         out: PathLike | None = None, include_overhead: bool = True,
         initial_design: str = "optimizer", backend: str = "simulated", scheduler: str | None = None,
-        clock: str = "measured", overhead_clock: str = "wall") -> pd.DataFrame:
+        clock: str = "measured", overhead_clock: str = "wall", trial_timeout: float | None = None) -> pd.DataFrame:
     """Run one optimizer on one benchmark, as ``benchsuite run`` does, and return its trials as a DataFrame.
 
     ``benchmark`` is a registered name, a Benchmark subclass (constructed with
@@ -57,7 +57,9 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     ``"dask"`` (a LocalCluster, or the scheduler at ``scheduler``); see :mod:`benchsuite.backends`.
     ``clock="nominal"`` is ``--clock nominal`` (a live benchmark's deterministic cost model on the simulated
     clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu`` (the optimizer's overhead timed in CPU
-    seconds, which other jobs on the machine do not stretch). Errors are the suite's one-line types
+    seconds, which other jobs on the machine do not stretch); ``trial_timeout`` is ``--trial-timeout`` (on the
+    local and dask backends, a trial still running after that many seconds is a failed trial and its worker is
+    replaced). Errors are the suite's one-line types
     (:mod:`benchsuite.errors`).
     """
     from .analysis.load import labelled_run
@@ -68,7 +70,7 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
                           workers=workers, optimizer_settings=optimizer_settings,
                           benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
                           initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
-                          overhead_clock=overhead_clock)
+                          overhead_clock=overhead_clock, trial_timeout=trial_timeout)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
     frame.attrs["provenance"] = prov

@@ -25,7 +25,15 @@ that dies mid-trial (killed, out of memory, a CUDA error that takes the process 
 trial into a failed trial naming the cause, and the slot gets a fresh worker (up to
 :data:`MAX_RESTARTS` times; then the run goes on with the others). The driver polls every
 :data:`POLL_S` seconds, so a dead worker never hangs a run; workers exit when the driver goes away
-(Ctrl-C, kill: a watchdog thread in each worker checks its parent).
+(Ctrl-C, kill: a watchdog thread in each worker checks its parent), quietly: a worker whose driver is
+gone exits without a traceback. A trial still running after the run's ``trial_timeout`` seconds is a
+failed trial saying so; its local worker process is stopped and a fresh one takes the slot (not
+counted among the restarts), a dask worker is restarted by its nanny.
+
+Bounds: the local backend, and a dask LocalCluster, start one process per worker on this machine, at
+most :data:`MAX_LOCAL_WORKERS`, and a run starts no more than its budget in evaluations can use.
+Trust: a dask scheduler and its workers receive the benchmark's spec and every trial as pickles, and
+the driver unpickles what they send back; give ``--scheduler`` only an address of your own cluster.
 """
 from __future__ import annotations
 
@@ -58,24 +66,69 @@ MAX_RESTARTS = 3
 START_TIMEOUT_S = 300.0
 #: seconds a dask scheduler address has to answer
 CONNECT_TIMEOUT_S = 10.0
+#: worker processes a run may start on this machine (the local backend, a dask LocalCluster): each is a Python
+#: process holding the benchmark (hundreds of MB for a live one), and a machine has far fewer cores or GPUs; a
+#: running dask scheduler's workers are its own, and a run keeps up to protocol.MAX_WORKERS trials in flight there
+MAX_LOCAL_WORKERS = 256
 #: environment variable every worker process has (its slot); ``sleep_branin``'s fault hook reads it
 WORKER_ENV = "BENCHSUITE_WORKER"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def check_backend(backend: str, workers: int, scheduler: str | None = None) -> None:
-    """One-line errors for a backend choice before anything starts."""
+def worker_limit(backend: str, scheduler: str | None = None) -> int | None:
+    """The most workers ``backend`` may be given: :data:`MAX_LOCAL_WORKERS` where each is a process started here
+    (``local``, dask without a scheduler), else None (the caller's own bound: slots of the simulated loop, trials
+    in flight on a running dask scheduler)."""
+    if backend == "local" or (backend == "dask" and not scheduler):
+        return MAX_LOCAL_WORKERS
+    return None
+
+
+def check_backend(backend: str, workers: int, scheduler: str | None = None,
+                  trial_timeout: float | None = None) -> None:
+    """One-line errors for a backend choice before anything starts (the protocol's checks are the same)."""
+    import math
+
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise InvalidSettingError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if isinstance(workers, bool) or int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
+    limit = worker_limit(backend, scheduler)
+    if limit is not None and workers > limit:
+        raise BudgetError(f"the {backend} backend starts one process per worker on this machine, at most {limit}; "
+                          f"got {workers} workers")
     if scheduler is not None and backend != "dask":
         raise InvalidSettingError(f"a scheduler address is for the dask backend; got --scheduler with "
                                   f"backend {backend!r}")
+    if trial_timeout is not None:
+        if isinstance(trial_timeout, bool) or not isinstance(trial_timeout, (int, float)) or \
+                not (math.isfinite(trial_timeout) and trial_timeout > 0):
+            raise BudgetError(f"the per-trial time limit must be a positive number of seconds, got {trial_timeout!r}")
+        if backend not in REAL_BACKENDS:
+            raise InvalidSettingError("a per-trial time limit (--trial-timeout) is for the local and dask backends: "
+                                      "the simulated backend evaluates in this process, which cannot stop a trial "
+                                      "half-way; add --backend local")
     if backend == "dask":
         from .extras import import_optional
 
         import_optional("distributed", "the dask backend (--backend dask)")
+        if scheduler is not None:
+            check_scheduler_address(scheduler)
+
+
+def check_scheduler_address(scheduler: str) -> None:
+    """A one-line error for a dask scheduler address that cannot name one (``tcp://host:8786``), before a client
+    is made: a client whose construction fails on its address is left half started, and its finaliser prints a
+    traceback at exit."""
+    from distributed.comm import get_address_host_port
+
+    try:
+        _, port = get_address_host_port(scheduler)
+    except (ValueError, TypeError) as exc:
+        raise InvalidSettingError(f"--scheduler {scheduler!r} is not a dask scheduler address such as "
+                                  f"tcp://host:8786 ({one_line(exc)})") from None
+    if not 0 < int(port) < 65536:
+        raise InvalidSettingError(f"--scheduler {scheduler!r}: port {port} is not in 1..65535")
 
 
 # -- what a worker needs to rebuild the benchmark ------------------------------------------------
@@ -253,12 +306,19 @@ class Completion:
 
 
 class Backend(ABC):
-    """A pool of ``workers`` slots that evaluate trials of one benchmark."""
+    """A pool of ``workers`` slots that evaluate trials of one benchmark; a trial running longer than
+    ``trial_timeout`` seconds is a failed trial (:meth:`wait` reports it) and its worker is replaced."""
 
     name: str = ""
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, trial_timeout: float | None = None):
         self.workers = int(workers)
+        self.trial_timeout = trial_timeout
+
+    def timeout_reason(self, trial_id: int) -> str:
+        """What a trial stopped at the time limit records as its error."""
+        return (f"trial {trial_id} ran past its time limit of {self.trial_timeout:g} s (--trial-timeout, protocol "
+                "key trial_timeout) and was stopped; its worker was replaced")
 
     @abstractmethod
     def start(self, spec: BenchmarkSpec) -> None:
@@ -285,13 +345,15 @@ class Backend(ABC):
         """Stop every worker (idempotent; called on success, errors and Ctrl-C alike)."""
 
 
-def make_backend(name: str, workers: int, scheduler: str | None = None) -> Backend:
-    """The real backend called ``name`` (``local`` or ``dask``)."""
-    check_backend(name, workers, scheduler)
+def make_backend(name: str, workers: int, scheduler: str | None = None,
+                 trial_timeout: float | None = None) -> Backend:
+    """The real backend called ``name`` (``local`` or ``dask``); ``trial_timeout``: seconds a trial may run before
+    it is a failed trial and its worker is replaced (None: no limit)."""
+    check_backend(name, workers, scheduler, trial_timeout)
     if name == "local":
-        return LocalBackend(workers)
+        return LocalBackend(workers, trial_timeout=trial_timeout)
     if name == "dask":
-        return DaskBackend(workers, scheduler)
+        return DaskBackend(workers, scheduler, trial_timeout=trial_timeout)
     raise InvalidSettingError(f"backend {name!r} runs in the driver's own loop, not through make_backend")
 
 
@@ -323,10 +385,10 @@ def worker_main(fd: int) -> None:
         bench = pickle.loads(init["spec"]).build()
     except Exception as exc:  # noqa: BLE001 - reported to the driver as one line
         try:
-            conn.send(("error", f"{type(exc).__name__}: {one_line(exc)}"))
+            _send(conn, ("error", f"{type(exc).__name__}: {one_line(exc)}"))
         finally:
             os._exit(1)
-    conn.send(("ready", os.getpid()))
+    _send(conn, ("ready", os.getpid()))
     while True:
         try:
             msg = conn.recv()
@@ -337,13 +399,27 @@ def worker_main(fd: int) -> None:
         _, trial_id, config, fidelity, seed = msg
         result, tb, replace, memo = evaluate_in_worker(bench, config, fidelity, seed)
         try:
-            conn.send(("done", trial_id, result, tb, replace, memo))
+            data = pickle.dumps(("done", trial_id, result, tb, replace, memo))
         except Exception as exc:  # noqa: BLE001 - an info value that cannot be pickled
-            conn.send(("done", trial_id, Result.failure(result.cost_s, f"the result cannot be sent to the driver "
-                                                                       f"({one_line(exc)})"), None, replace, {}))
+            data = pickle.dumps(("done", trial_id, Result.failure(result.cost_s, f"the result cannot be sent to the "
+                                                                                 f"driver ({one_line(exc)})"),
+                                 None, replace, {}))
+        _send(conn, data, pickled=True)
         if replace:  # a CUDA error leaves the context unusable: the driver starts a fresh worker
             conn.close()
             os._exit(75)
+
+
+def _send(conn: Any, msg: Any, pickled: bool = False) -> None:
+    """Send to the driver; a driver that is gone (killed, or its pipe closed) ends this worker quietly: nobody
+    is left to read the message, nor a traceback."""
+    try:
+        if pickled:
+            conn.send_bytes(msg)
+        else:
+            conn.send(msg)
+    except (OSError, ValueError):  # BrokenPipeError, ConnectionResetError, a closed connection
+        os._exit(0)
 
 
 @dataclass
@@ -359,8 +435,8 @@ class LocalBackend(Backend):
 
     name = "local"
 
-    def __init__(self, workers: int, gpus: list[str] | None = None):
-        super().__init__(workers)
+    def __init__(self, workers: int, gpus: list[str] | None = None, trial_timeout: float | None = None):
+        super().__init__(workers, trial_timeout)
         self._gpus = gpus
         self.placement: list[dict[str, Any]] = []
         self.procs: dict[int, _Proc] = {}
@@ -368,6 +444,10 @@ class LocalBackend(Backend):
         self.restarts = [0] * self.workers
         self.retired: set[int] = set()
         self.pids: list[list[int]] = [[] for _ in range(self.workers)]
+        # slot -> when its trial's time limit started counting: when it was sent to a ready worker, else when the
+        # fresh worker it waits for said ready (starting a worker is not the trial's time)
+        self.running_since: dict[int, float] = {}
+        self.timeouts = 0
         self._init: dict[str, Any] = {}
         self._closed = False
 
@@ -434,6 +514,9 @@ class LocalBackend(Backend):
 
     def submit(self, slot: int, trial_id: int, config: Any, fidelity: float | None, seed: int) -> None:
         self.busy[slot] = (trial_id, time.perf_counter())
+        self.running_since.pop(slot, None)
+        if slot in self.procs and self.procs[slot].ready:
+            self.running_since[slot] = self.busy[slot][1]
         try:
             self.procs[slot].conn.send(("eval", trial_id, config, fidelity, seed))
         except (OSError, ValueError):
@@ -442,18 +525,23 @@ class LocalBackend(Backend):
     def usable(self, slot: int) -> bool:
         return slot not in self.retired
 
-    def _lost(self, slot: int, received: float, why: str | None = None) -> Completion | None:
-        """The worker of ``slot`` is dead (or could not start: ``why``): its trial (if any) failed; the slot
-        gets a fresh worker, started without waiting for it, or retires after :data:`MAX_RESTARTS` of them."""
+    def _lost(self, slot: int, received: float, why: str | None = None, timed_out: bool = False
+              ) -> Completion | None:
+        """The worker of ``slot`` is dead (or could not start: ``why``; or was stopped at the time limit:
+        ``timed_out``): its trial (if any) failed; the slot gets a fresh worker, started without waiting for it, or
+        retires after :data:`MAX_RESTARTS` of them (a worker stopped at the time limit did not fail, and is not
+        counted)."""
         p = self.procs.pop(slot)
         try:
-            code = p.proc.wait(timeout=5)
+            code = p.proc.wait(timeout=0 if timed_out else 5)
         except subprocess.TimeoutExpired:
             _stop(p)
             code = p.proc.returncode
         p.conn.close()
         reason = why or death_reason(slot, p.proc.pid, code)
-        if self.restarts[slot] >= MAX_RESTARTS:
+        if timed_out:
+            self.procs[slot] = self._spawn(slot)
+        elif self.restarts[slot] >= MAX_RESTARTS:
             self.retired.add(slot)
             print(f"benchsuite: worker {slot} retired after {MAX_RESTARTS} fresh processes: {reason}",
                   file=sys.stderr, flush=True)
@@ -465,6 +553,7 @@ class LocalBackend(Backend):
         if slot not in self.busy:
             return None
         trial_id, sent = self.busy.pop(slot)
+        self.running_since.pop(slot, None)
         return Completion(slot, trial_id, Result.failure(received - sent, reason), received, WorkerLost(reason))
 
     def wait(self, timeout: float) -> list[Completion]:
@@ -493,6 +582,8 @@ class LocalBackend(Backend):
             if msg[0] == "ready":
                 p.ready = True
                 self.pids[slot].append(msg[1])
+                if slot in self.busy:  # the trial waiting in its pipe starts now
+                    self.running_since[slot] = received
                 continue
             if msg[0] == "error":  # a fresh worker that could not rebuild the benchmark
                 lost = self._lost(slot, received, f"worker {slot} could not start again: {msg[1]}")
@@ -501,6 +592,7 @@ class LocalBackend(Backend):
                 continue
             _, trial_id, result, tb, replace, memo = msg
             self.busy.pop(slot, None)
+            self.running_since.pop(slot, None)
             out.append(Completion(slot, trial_id, result, received,
                                   None if tb is None else remote_error(tb, result), memo))
             if replace:  # the worker exits after a CUDA error: a fresh one takes the slot's next trial
@@ -510,6 +602,15 @@ class LocalBackend(Backend):
                 lost = self._lost(slot, time.perf_counter())
                 if lost is not None:
                     out.append(lost)
+        if self.trial_timeout is not None:  # a trial past its time limit: stop its worker, start a fresh one
+            now = time.perf_counter()
+            for slot, (trial_id, _) in list(self.busy.items()):
+                since = self.running_since.get(slot)
+                if since is not None and now - since > self.trial_timeout and slot in self.procs:
+                    self.timeouts += 1
+                    lost = self._lost(slot, now, self.timeout_reason(trial_id), timed_out=True)
+                    if lost is not None:
+                        out.append(lost)
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -520,8 +621,11 @@ class LocalBackend(Backend):
             if "threads" in place:
                 entry["threads"] = place["threads"]
             workers.append(entry)
-        return {"name": self.name, "workers": workers, "restarts": sum(self.restarts),
-                "retired": sorted(self.retired), "hostname": os.uname().nodename}
+        out = {"name": self.name, "workers": workers, "restarts": sum(self.restarts),
+               "retired": sorted(self.retired), "hostname": os.uname().nodename}
+        if self.trial_timeout is not None:  # recorded only when set, so other runs' files are unchanged
+            out.update(trial_timeout=self.trial_timeout, trials_timed_out=self.timeouts)
+        return out
 
     def close(self) -> None:
         if self._closed:
@@ -652,9 +756,10 @@ class DaskBackend(Backend):
 
     name = "dask"
 
-    def __init__(self, workers: int, scheduler: str | None = None):
-        super().__init__(workers)
+    def __init__(self, workers: int, scheduler: str | None = None, trial_timeout: float | None = None):
+        super().__init__(workers, trial_timeout)
         self.scheduler = scheduler
+        self.timeouts = 0
         self.client: Any = None
         self.cluster: Any = None
         self.futures: dict[Any, tuple[int, int, float]] = {}  # future -> (slot, trial id, sent at)
@@ -728,7 +833,7 @@ class DaskBackend(Backend):
         except queue.Empty:
             if self.client is not None and self.client.status not in ("running", "connecting"):
                 raise BackendError(f"the dask client lost its scheduler (status {self.client.status!r})") from None
-            return out
+            return self._timed_out()
         items = [item]
         while True:
             try:
@@ -736,6 +841,8 @@ class DaskBackend(Backend):
             except queue.Empty:
                 break
         for fut, received in items:
+            if fut not in self.futures:  # a trial already failed at its time limit, whose task ended since
+                continue
             slot, trial_id, sent = self.futures.pop(fut)
             error: BaseException | None = None
             memo = None
@@ -762,6 +869,35 @@ class DaskBackend(Backend):
                 result = Result.failure(received - sent, reason)
                 error = WorkerLost(reason)
             out.append(Completion(slot, trial_id, result, received, error, memo))
+        return out + self._timed_out()
+
+    def _timed_out(self) -> list[Completion]:
+        """The trials past their time limit (counted from their submission: dask does not say when a task began),
+        as failed trials; the worker running each is restarted (a running task cannot be cancelled)."""
+        if self.trial_timeout is None or self.client is None:
+            return []
+        now = time.perf_counter()
+        late = [(fut, entry) for fut, entry in self.futures.items() if now - entry[2] > self.trial_timeout]
+        if not late:
+            return []
+        try:
+            processing = self.client.processing()
+        except Exception:  # noqa: BLE001 - the scheduler cannot say: the tasks are still failed and cancelled
+            processing = {}
+        out, stuck = [], set()
+        for fut, (slot, trial_id, sent) in late:
+            del self.futures[fut]
+            self.timeouts += 1
+            stuck.update(addr for addr, keys in processing.items() if fut.key in keys)
+            reason = self.timeout_reason(trial_id)
+            out.append(Completion(slot, trial_id, Result.failure(now - sent, reason), now, WorkerLost(reason)))
+        try:
+            self.client.cancel([fut for fut, _ in late], force=True)
+            if stuck:
+                self.client.restart_workers(sorted(stuck), timeout=START_TIMEOUT_S, raise_for_error=False)
+        except Exception as exc:  # noqa: BLE001 - the run goes on with the workers it has
+            print(f"benchsuite: could not restart the dask worker(s) {sorted(stuck)} of a trial past its time limit "
+                  f"({type(exc).__name__}: {one_line(exc)})", file=sys.stderr, flush=True)
         return out
 
     def _forget_attempt(self, fut: Any, client: Any = None) -> None:
@@ -777,8 +913,11 @@ class DaskBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         workers = [{"address": a, **f} for a, f in sorted(self.workers_seen.items())]
-        return {"name": self.name, "slots": self.workers,
-                "scheduler": self.scheduler or "LocalCluster", "workers": workers}
+        out = {"name": self.name, "slots": self.workers,
+               "scheduler": self.scheduler or "LocalCluster", "workers": workers}
+        if self.trial_timeout is not None:  # recorded only when set, so other runs' files are unchanged
+            out.update(trial_timeout=self.trial_timeout, trials_timed_out=self.timeouts)
+        return out
 
     def close(self) -> None:
         client, cluster = self.client, self.cluster

@@ -26,13 +26,13 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import BenchsuiteError, PluginError, one_line, shorten
+from .errors import BenchsuiteError, PluginError, one_line, shorten, shorten_words
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
 
 EXIT_USAGE = 2
 RESTART_HELP = ("ignore the finished trials an interrupted attempt kept in <out>.partial.csv and start over "
                 "(default: a simulated-backend run resumes from them)")
-MAX_ERROR_CHARS = 2000  # longest error line; the middle of a longer one is cut (issue 26)
+MAX_ERROR_CHARS = 1000  # longest error line; the middle of a longer one is cut
 # the methods a plugin's traceback is attributed to (the outermost one the suite called)
 PLUGIN_METHODS = ("setup", "prepare", "ask", "tell", "recommend", "test_loss", "evaluate", "check_supports")
 
@@ -58,7 +58,9 @@ def _int_in(low: int, high: int, what: str):
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
         if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be in {low}..{high}, got {value}")
+            # the range as the user would write it: a budget's lower end is "positive", not a 64-bit minimum
+            span = f"a positive integer of at most {high}" if low == 1 else f"in {low}..{high}"
+            raise argparse.ArgumentTypeError(f"{what} must be {span}, got {value}")
         return value
     return parse
 
@@ -72,6 +74,18 @@ def _finite_float():
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        return value
+    return parse
+
+
+def _positive_float():
+    """An argparse type: a finite number > 0 (a time limit of 0 s, or of a negative time, limits nothing)."""
+    finite = _finite_float()
+
+    def parse(text: str) -> float:
+        value = finite(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text.strip()!r}")
         return value
     return parse
 
@@ -102,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--benchmark", "-b", required=True, help="benchmark name (see `benchsuite list`)")
     r.add_argument("--optimizer", "-o", required=True, help="optimizer name (see `benchsuite list`)")
     r.add_argument("--seed", type=_SEED, default=0, help="run seed (default 0)")
-    r.add_argument("--budget-evals", type=_int_in(-2**63, 2**63 - 1, "the budget"), metavar="N",
+    r.add_argument("--budget-evals", type=_int_in(1, 2**63 - 1, "the budget in evaluations"), metavar="N",
                    help="stop starting trials after N evaluations")
     r.add_argument("--budget-seconds", type=_finite_float(), metavar="T",
                    help="stop starting trials at simulated time T")
@@ -128,7 +142,11 @@ def _parser() -> argparse.ArgumentParser:
                         "GPUs) or dask (a dask LocalCluster, or --scheduler); real backends record wall-clock times")
     r.add_argument("--scheduler", metavar="ADDRESS",
                    help="with --backend dask: the address of a running dask scheduler (tcp://host:8786) instead of a "
-                        "LocalCluster")
+                        "LocalCluster; one you trust: the benchmark and trials travel to its workers as pickles")
+    r.add_argument("--trial-timeout", type=_positive_float(), metavar="S",
+                   help="with --backend local or dask: a trial still running after S seconds is stopped and recorded "
+                        "as a failed trial, and its worker replaced (default: no limit; a hung evaluation would "
+                        "otherwise hold the run)")
     r.add_argument("--no-overhead", action="store_true",
                    help="leave the optimizer's measured overhead off the simulated clock (fully deterministic times)")
     r.add_argument("--overhead-clock", choices=("wall", "cpu"), default="wall",
@@ -397,7 +415,7 @@ def _cmd_run_job(args: argparse.Namespace) -> int:
         no_overhead=not proto.include_overhead, quiet=args.quiet, pdb=args.pdb,
         initial_design=job.optimizer.initial_design, backend=args.backend or proto.backend,
         scheduler=args.scheduler, clock=proto.clock_for(job, args.backend), restart=args.restart,
-        overhead_clock=proto.overhead_clock)
+        overhead_clock=proto.overhead_clock, trial_timeout=proto.trial_timeout_for(args.backend))
     # as `--meta KEY=VALUE` records them (text), so a job's provenance is the same either way
     meta = {"protocol": proto.name, "benchmark_label": job.benchmark.label, "optimizer_label": job.optimizer.label,
             "repetition": str(job.repetition)}
@@ -538,7 +556,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
                                 progress=progress, on_failure=on_failure, guard=guard,
                                 initial_design=args.initial_design, backend=args.backend,
                                 scheduler=args.scheduler, clock=args.clock, resume=not args.restart,
-                                overhead_clock=args.overhead_clock)
+                                overhead_clock=args.overhead_clock, trial_timeout=args.trial_timeout)
     finally:
         if training_lines is not None:
             training_lines.detach()
@@ -661,7 +679,8 @@ def _cmd_describe(name: str) -> int:
 
 def _say(message: object) -> None:
     """Print ``benchsuite: error: MESSAGE`` on one line of stderr, whatever characters it holds."""
-    line = f"benchsuite: error: {shorten(message, MAX_ERROR_CHARS)}\n"  # a 100 kB input is not echoed whole
+    # a 100 kB input is not echoed whole: a long value keeps its two ends, then the line as a whole is bounded
+    line = f"benchsuite: error: {shorten(shorten_words(message), MAX_ERROR_CHARS)}\n"
     enc = getattr(sys.stderr, "encoding", None) or "utf-8"
     sys.stderr.write(line.encode(enc, "backslashreplace").decode(enc, "replace"))
     sys.stderr.flush()

@@ -55,15 +55,60 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--rewrite", action="store_true",
                    help="collect: write each named protocol's committed frame again in the current committed form "
                         "(digit-string configurations) with no run added; every column must read back identical")
-    r.add_argument("--verify", type=int, metavar="N",
+    r.add_argument("--verify", type=_count(1), metavar="N",
                    help="rerun N randomly chosen committed repetitions and check every non-timing column")
     r.add_argument("--protocol", action="append", dest="verify_protocols", metavar="NAME",
                    help="--verify: draw only from this protocol (repeatable)")
     r.add_argument("--optimizer", action="append", dest="verify_optimizers", metavar="LABEL",
                    help="--verify: draw only runs of this optimizer label (repeatable; CI picks the cheap ones)")
-    r.add_argument("--seed", type=int, default=0, help="--verify: seed of the random choice (default 0)")
-    r.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    r.add_argument("--seed", type=_count(0), default=0, help="--verify: seed of the random choice (default 0)")
+    r.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
                    help="--verify: give up on one rerun after S seconds (default 600)")
+
+
+def _count(low: int):
+    """An argparse type: an integer >= ``low``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite, positive number of seconds (a rerun cannot take less than 0 s)."""
+    import math
+
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text.strip()!r}")
+    return value
+
+
+def _reproductions_folder(args: argparse.Namespace) -> Path:
+    """The reproductions folder: ``--dir`` or the checkout's. A ``--dir`` that is read (the scorecard, restore,
+    --verify) must be an existing folder: a typo must not become a new, empty one with an all-"not-run"
+    scorecard; ``collect`` writes, and may start a new one (it names what it wrote)."""
+    from .analysis import reproductions as R
+
+    if not args.dir:
+        return R.default_root()
+    root = Path(args.dir)
+    if not root.exists():
+        if args.action == "collect" and args.verify is None:
+            return root
+        raise DataError(f"--dir {args.dir}: no such folder (the reproductions folder, one subfolder per protocol); "
+                        "check the path (`collect` starts a new one)")
+    if not root.is_dir():
+        raise DataError(f"--dir {args.dir}: not a folder (the reproductions folder holds one subfolder per protocol)")
+    return root
 
 
 def _protocols(args: argparse.Namespace) -> dict:
@@ -87,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
     """Run ``benchsuite reproductions``; exit status 0, 1 (a --verify mismatch) or 2 (bad input)."""
     from .analysis import reproductions as R
 
-    root = Path(args.dir) if args.dir else R.default_root()
+    root = _reproductions_folder(args)
     if args.verify is not None:
         return _verify(args, root)
     protocols = _protocols(args)
@@ -135,7 +180,10 @@ def main(args: argparse.Namespace) -> int:
             else:
                 rep = R.restore(p, args.results, root)
                 stale = f", {rep['stale']} of an earlier setup of the protocol left to rerun" if rep["stale"] else ""
-                print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there (kept){stale}")
+                unknown = (f", {rep['unknown']} committed run(s) that are no job of the protocol not written"
+                           if rep.get("unknown") else "")
+                print(f"{name}: {rep['written']} result file(s) written, {rep['skipped']} already there "
+                      f"(kept){stale}{unknown}")
                 if p.retrain is not None:
                     got = R.restore_retrained(p, args.results, root)
                     print(f"{name}: {got['written']} retrained value(s) written, {got['skipped']} already there")

@@ -20,6 +20,18 @@ def shorten(text: object, limit: int = 120) -> str:
     return f"{line[:head]}...[{len(line) - head - tail} characters cut]...{line[-tail:]}"
 
 
+#: the longest run of characters without a space that a one-line message shows whole: longer ones are values
+#: (a pasted configuration, a 100 kB setting), not words, and keep only their two ends
+LONG_WORD = 160
+
+
+def shorten_words(text: object, limit: int = LONG_WORD) -> str:
+    """``text`` as one line in which every run of non-space characters longer than ``limit`` is cut in its middle
+    (as :func:`shorten` cuts), so that a message keeps its own words before and after a long value."""
+    words = one_line(text).split(" ")
+    return " ".join(shorten(w, limit) if len(w) > limit else w for w in words)
+
+
 def show(value: object, limit: int = 80) -> str:
     """``repr(value)`` for a one-line message, shortened (a 100 kB input is not echoed whole)."""
     return shorten(repr(value), limit)

@@ -82,16 +82,19 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 on_failure: Callable[[Trial, Exception, Benchmark], None] | None = None,
                 guard: Guard | None = None, initial_design: str = "optimizer", backend: str = "simulated",
                 scheduler: str | None = None, clock: str = "measured", resume: bool = True,
-                overhead_clock: str = "wall") -> tuple[RunOutput, str]:
+                overhead_clock: str = "wall", trial_timeout: float | None = None) -> tuple[RunOutput, str]:
     """Check, run and (with ``out``) write one run; returns the run and the text of its result files
     (:class:`~benchsuite.results.ResultText`: the CSV and its provenance file).
 
     ``guard(what)`` wraps the plugin code (default: nothing); ``on_failure(trial, exc, benchmark)``
     sees each evaluation that raised (the run records it as a failed trial and goes on);
     ``initial_design``, ``backend`` (``simulated``, ``local``, ``dask``), ``scheduler`` (a dask
-    scheduler's address), ``clock`` (``measured``, ``nominal``) and ``overhead_clock`` (``wall``, ``cpu``) are
-    :func:`benchsuite.runner.run`'s; the backend is checked with the budget,
-    before the benchmark is built.
+    scheduler's address), ``clock`` (``measured``, ``nominal``), ``overhead_clock`` (``wall``, ``cpu``) and
+    ``trial_timeout`` (seconds a trial may run on a real backend) are :func:`benchsuite.runner.run`'s; the
+    backend is checked with the budget, before the benchmark is built.
+
+    The output lock is released on every way out: an error, Ctrl-C, and SIGTERM or SIGHUP (a scheduler
+    cancelling the job, a closed terminal), which stop the run as Ctrl-C does while the lock is held.
 
     Interrupted and resumed: Ctrl-C or SIGTERM keeps the finished trials in ``<out>.partial.csv``
     (:func:`partial_path`). With ``resume`` (the default), a simulated-backend run whose ``<out>.partial.csv``
@@ -105,12 +108,13 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
 
     guard = guard or (lambda what: contextlib.nullcontext())
     target = check_writable(out) if out is not None else None
-    with OutputLock(target) if target is not None else contextlib.nullcontext():
+    with _stop_signals_interrupt() if target is not None else contextlib.nullcontext(), \
+            OutputLock(target) if target is not None else contextlib.nullcontext():
         check_budget(budget_evals, budget_seconds)
-        if backend != "simulated" or scheduler is not None:
+        if backend != "simulated" or scheduler is not None or trial_timeout is not None:
             from .backends import check_backend
 
-            check_backend(backend, workers, scheduler)
+            check_backend(backend, workers, scheduler, trial_timeout)
         opt_cls = resolve_optimizer(optimizer)
         with guard(f"benchmark {_name(benchmark)!r}"):
             bench = resolve_benchmark(benchmark, benchmark_settings)
@@ -124,9 +128,13 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                              include_overhead=include_overhead, progress=progress,
                              extra_provenance=dict(extra_provenance) if extra_provenance else None,
                              on_failure=failure_hook, initial_design=initial_design, backend=backend, clock=clock,
-                             scheduler=scheduler, resume=earlier, overhead_clock=overhead_clock)
-            finally:
+                             scheduler=scheduler, resume=earlier, overhead_clock=overhead_clock,
+                             trial_timeout=trial_timeout)
+            except KeyboardInterrupt:
                 _say_resumed(earlier)
+                raise
+            # (after an error the error's one line is all that is said)
+            _say_resumed(earlier)
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)
@@ -137,6 +145,30 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 except OSError:
                     pass
     return output, text
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextlib.contextmanager
+def _stop_signals_interrupt() -> Any:
+    """While a run holds its output lock: SIGTERM and SIGHUP stop it as Ctrl-C does (the lock is released, the
+    finished trials kept), where they would otherwise end the process at once and leave the lock behind. A
+    signal set to be ignored (``nohup``) stays ignored; outside the main thread nothing can be installed."""
+    import signal
+    import threading
+
+    saved: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                saved[sig] = signal.signal(sig, _interrupt)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 def read_partial(out: Path) -> Resume | None:
@@ -161,7 +193,8 @@ def read_partial(out: Path) -> Resume | None:
         df, rows = load_result_cells(path)
         prov = df.attrs["provenance"]
     except (DataError, OSError, UnicodeDecodeError) as exc:
-        print(f"benchsuite: not resuming from {path}: {exc}; starting the run over", file=sys.stderr)
+        why = str(exc).removeprefix(f"{path}: ")  # the reader's message names the file; the line names it once
+        print(f"benchsuite: not resuming from {path}: {why}; starting the run over", file=sys.stderr)
         return None
     return Resume(provenance=prov, rows=rows, source=path.name)
 
@@ -188,8 +221,9 @@ def partial_path(out: Path) -> Path:
     """Where an interrupted run keeps its finished trials: ``<out>.partial.csv``, never ``out`` itself (a
     workflow would take a file at ``out`` for a finished run)."""
     from .locks import sidecar_path
+    from .results import PARTIAL_SUFFIX
 
-    return sidecar_path(out, ".partial.csv")
+    return sidecar_path(out, PARTIAL_SUFFIX)
 
 
 def _keep_partial(target: Path | None, exc: BaseException) -> None:

@@ -22,6 +22,8 @@ how often, with what budget, and what the report shows::
     backend: simulated               # where evaluations run: simulated (default) | local | dask
     clock: auto                      # simulated clock: auto (default: nominal for live benchmarks with a
                                      # cost model, else measured) | measured | nominal (Benchmark.nominal_cost)
+    trial_timeout: 600               # seconds a trial may run on the local and dask backends before it is a
+                                     # failed trial and its worker is replaced (default: no limit)
     include_overhead: true           # optimizer overhead on the clock (default true)
     overhead_clock: wall             # how that overhead is timed: wall (default) | cpu (CPU seconds: a shared,
                                      # loaded machine does not stretch them; runner.OVERHEAD_CLOCKS)
@@ -77,12 +79,13 @@ AXES = ("time", "evaluations")
 SCALES = ("log", "linear")
 TABLE_AT = ("budget", "evaluations", "time")  # budget: each benchmark's evaluation budget, else its time budget
 SET_FILE = "default_set.yaml"  # lists the protocols `snakemake all` runs; not a protocol itself
-_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+# matched whole (fullmatch): "$" would also match before a final newline, and a label names folders
+_LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 _TOP_KEYS = ("name", "description", "paper", "benchmark", "benchmarks", "optimizers", "repetitions", "budget",
              "workers", "backend", "clock", "include_overhead", "overhead_clock", "quantity", "plots", "table",
-             "resources", "retrain", "published")
+             "resources", "retrain", "published", "trial_timeout")
 _BENCH_KEYS = ("name", "label", "settings", "budget", "optimum", "instances")
 _INSTANCE_KEYS = ("setting", "count")
 _OPT_KEYS = ("name", "label", "settings", "initial_design")
@@ -232,6 +235,13 @@ class Protocol:
     overhead_clock: str = "wall"
     #: the "best model retrained" step, or None (:class:`RetrainSpec`)
     retrain: RetrainSpec | None = None
+    #: seconds a trial may run on a real backend (None: no limit); the simulated backend cannot stop one
+    trial_timeout: float | None = None
+
+    def trial_timeout_for(self, backend: str | None = None) -> float | None:
+        """The per-trial time limit of a run on ``backend`` (default: the protocol's): the protocol's on the local
+        and dask backends, None on the simulated one (which evaluates in the driver and cannot stop a trial)."""
+        return self.trial_timeout if (backend or self.backend) != "simulated" else None
 
     def clock_for(self, job: Job, backend: str | None = None) -> str:
         """The clock of ``job``'s run: ``measured`` on a real backend; with ``clock: auto`` ``nominal`` for a live
@@ -308,6 +318,9 @@ class Protocol:
             argv += ["--backend", backend]
         if scheduler:
             argv += ["--scheduler", scheduler]
+        timeout = self.trial_timeout_for(backend)
+        if timeout is not None:
+            argv += ["--trial-timeout", repr(float(timeout))]
         clock = self.clock_for(job, backend)
         if clock != "measured":
             argv += ["--clock", clock]
@@ -413,7 +426,7 @@ class _Checker:
 
     def label(self, key: str, value: Any) -> str:
         value = self.string(key, value)
-        if not _LABEL_RE.match(value):
+        if not _LABEL_RE.fullmatch(value):
             raise self.fail(key, f"label {value!r} must start with a letter or digit and use only letters, "
                                  "digits and _ . + - (it names result folders)")
         return value
@@ -643,7 +656,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
     pname = c.string("name", raw.get("name", stem))
     if pname != stem:
         raise c.fail("name", f"{pname!r} must equal the file name {stem!r} (it names targets and result folders)")
-    if not _NAME_RE.match(pname):
+    if not _NAME_RE.fullmatch(pname):
         raise c.fail("name", f"{pname!r} must start with a letter and use only letters, digits and _ "
                              "(it becomes a Snakemake target)")
     budget = _budget(c, "budget", raw["budget"]) if raw.get("budget") is not None else None
@@ -653,9 +666,15 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
 
     reps = c.within("repetitions", raw["repetitions"], Interval(int, 1, MAX_REPETITIONS))
     workers = c.within("workers", raw.get("workers", 1), Interval(int, 1, MAX_WORKERS))
-    from .backends import BACKENDS
+    from .backends import BACKENDS, MAX_LOCAL_WORKERS
 
     backend = c.choice("backend", raw.get("backend", "simulated"), BACKENDS)
+    # what `benchsuite run` refuses, refused here too (dask's limit depends on whether the workflow is given a
+    # scheduler, --config scheduler=..., so its runs check it as they start)
+    if backend == "local" and workers > MAX_LOCAL_WORKERS:
+        raise c.fail("workers", f"the local backend starts one process per worker on this machine, at most "
+                                f"{MAX_LOCAL_WORKERS}; got {workers}")
+    trial_timeout = None if raw.get("trial_timeout") is None else c.positive("trial_timeout", raw["trial_timeout"])
     clock = c.choice("clock", raw.get("clock", "auto"), ("auto", "measured", "nominal"))
     if clock == "nominal":
         from . import registry as _registry
@@ -708,7 +727,7 @@ def parse_protocol(raw: Any, path: str, name: str | None = None, text: str = "")
                                 [o.label for o in optimizers] + [lab for lab, _ in skipped])
     return Protocol(pname, path, benchmarks, optimizers, reps, workers, overhead, quantity, plots, table_at,
                     resources, description.strip(), paper, skipped, text, published, backend, clock, overhead_clock,
-                    retrain)
+                    retrain, trial_timeout)
 
 
 def _retrain(c: _Checker, raw: Any, benchmarks: Sequence[BenchmarkSpec],

@@ -58,13 +58,37 @@ COLUMNS = (
 TIMING_COLUMNS = ("ask_time", "start_time", "end_time", "told_time", "overhead_s")
 
 
+#: where an interrupted run at ``<out>`` keeps its finished trials: ``<out>.partial.csv``, a result file with its own
+#: provenance file. Beside a result ``<name>.csv`` a run also writes ``<name>.provenance.json`` and, after the
+#: whole name, ``.lock``, ``.traceback.log`` and ``.failures.log`` (:func:`check_result_name` keeps them apart)
+PARTIAL_SUFFIX = ".partial.csv"
+
+
+def check_result_name(path: str | os.PathLike) -> None:
+    """Refuse a result name that could share a file with another result: one not ending in ``.csv`` (``r`` and
+    ``r.csv`` would both have ``r.provenance.json``) or one that is a sidecar's name (``r.provenance.json``,
+    ``r.csv.partial.csv``). Every name that passes has files of its own: a run never writes another run's."""
+    name = Path(path).name
+    suggestion = f"{name}.csv"
+    if name.endswith(PROVENANCE_SUFFIX):
+        raise OutputError(f"{str(path)!r} is the name of a result's provenance file (written beside "
+                          f"{name[:-len(PROVENANCE_SUFFIX)]}.csv); give the result's own name, ending in .csv")
+    if name.endswith(PARTIAL_SUFFIX):
+        raise OutputError(f"{str(path)!r} is the name an interrupted run at {name[:-len(PARTIAL_SUFFIX)]!r} keeps "
+                          "its finished trials under; give a name ending in .csv but not in .partial.csv")
+    if not name.endswith(".csv") or name == ".csv":
+        raise OutputError(f"a result file's name ends in .csv (its provenance file, <name>.provenance.json, is named "
+                          f"after the rest), and {str(path)!r} does not; give {suggestion!r}")
+
+
 def _tmp_prefix(p: Path) -> str:
     # the temporary name must fit NAME_MAX even when the final name nearly fills it
     return f".{p.name[:80]}."
 
 
 def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> Path:
-    """Fail early (before a run starts) if ``path`` cannot be written.
+    """Fail early (before a run starts) if ``path`` cannot be written as a result file (its name:
+    :func:`check_result_name`).
 
     Beyond the directory checks, the temporary file the result will be written through is
     created in the target directory and ``reserve_bytes`` written to it (then removed): an
@@ -95,6 +119,7 @@ def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> P
             raise OutputError(f"output path {shown!r} is a directory; give a file name such as {str(p / 'run.csv')!r}")
         if p.exists() and not p.is_file():
             raise OutputError(f"output path {shown!r} exists and is not a regular file; give another file name")
+        check_result_name(p)
         if not parent.exists():
             raise OutputError(f"cannot write {shown!r}: directory {str(parent)!r} does not exist")
         if not parent.is_dir():
@@ -429,6 +454,50 @@ def _check_provenance(path: str | os.PathLike, prov: Mapping[str, Any]) -> None:
             raise DataError(f"{path}: malformed provenance, optimum {optimum!r} is not a number") from None
 
 
+def _check_cells(path: str | os.PathLike, df: Any) -> None:
+    """The values the run loop writes, cell by cell: every time and cost a finite number (a cost >= 0), an ok
+    trial's loss finite, the fidelity a number or empty, the configuration and incumbent JSON (the incumbent
+    may be empty). A file that breaks one of them was not written by a run (or was edited): a reader, and a
+    resumed run that would tell its rows to an optimizer, must not take it for one."""
+    import numpy as np
+    import pandas as pd
+
+    def first_bad(mask: Any) -> int:
+        return int(np.asarray(mask).argmax())
+
+    def where(i: int) -> str:
+        return f"trial {df['trial'].iloc[i]}"
+
+    for col in ("ask_time", "start_time", "end_time", "told_time", "overhead_s", "cost_s"):
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(values) | ((values < 0) if col == "cost_s" else False)
+        if col == "overhead_s":  # the one of them that may be empty (not measured)
+            bad &= df[col].notna().to_numpy()
+        if bad.any():
+            i = first_bad(bad)
+            what = "a finite number of seconds >= 0" if col == "cost_s" else "a finite number"
+            raise DataError(f"{path}: malformed result file, {col} of {where(i)} is {df[col].iloc[i]!r}, not {what}")
+    if not (pd.api.types.is_numeric_dtype(df["fidelity"]) or df["fidelity"].isna().all()):
+        raise DataError(f"{path}: malformed result file, column 'fidelity' holds non-numbers")
+    loss = pd.to_numeric(df["loss"], errors="coerce").to_numpy(dtype=float)
+    bad = (df["status"] == "ok").to_numpy() & ~np.isfinite(loss)
+    if bad.any():
+        i = first_bad(bad)
+        raise DataError(f"{path}: malformed result file, {where(i)} is ok but its loss {df['loss'].iloc[i]!r} is not "
+                        "a finite number")
+    for col in ("config", "incumbent"):  # (config is never empty: NON_EMPTY; an incumbent may be)
+        for text in pd.unique(df[col].dropna()):  # each distinct text once: an incumbent repeats over many rows
+            try:
+                json.loads(text)
+            except (TypeError, ValueError, RecursionError):
+                from .errors import show
+
+                i = first_bad((df[col] == text).to_numpy())
+                raise DataError(f"{path}: malformed result file, the {col} of {where(i)} is not JSON: "
+                                f"{show(text)}") from None
+
+
 def load_result(path: str | os.PathLike, *, text: ResultText | str | None = None):
     """Load a result file (either format) as a pandas DataFrame with ``attrs["provenance"]`` (a dict) set.
 
@@ -511,6 +580,7 @@ def _load(path: str | os.PathLike, text: ResultText | str | None) -> tuple[Any, 
             ok = False
         if not ok:
             raise DataError(f"{path}: malformed result file, the info of trial {trial} is not a JSON object")
+    _check_cells(path, df)
     if mismatch:  # checked last: a cut or malformed CSV is named as such first
         raise DataError(mismatch)
     df.attrs["provenance"] = prov

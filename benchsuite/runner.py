@@ -10,7 +10,10 @@ ending trial is told next. Evaluations run eagerly in the order trials start; on
 
 Budgets: ``budget_evals`` caps the number of trials started; ``budget_seconds`` stops
 starting trials at that simulated time (trials already running finish and are recorded;
-analysis cuts curves at the budget). Either or both may be given.
+analysis cuts curves at the budget). Either or both may be given. A budget in seconds alone needs a
+clock that moves: :data:`STALL_TRIALS` trials in a row charged 0 s stop the run with a
+:class:`~benchsuite.errors.BudgetError` (it would never end). On the real backends a trial may be given a
+time limit (``trial_timeout``): past it, it is a failed trial and its worker is replaced.
 
 Backends (issue 28, :mod:`benchsuite.backends`): this loop is the ``simulated`` backend, the default.
 With ``backend="local"`` or ``"dask"`` the same asks and tells drive evaluations in worker processes
@@ -35,6 +38,11 @@ from .provenance import run_provenance
 from .seeding import evaluation_seed, optimizer_rng
 
 ProgressFn = Callable[[int, float], None]
+
+#: trials in a row a run with a budget in seconds alone may be charged 0 s on its simulated clock: the clock then
+#: stands still (a benchmark set to cost nothing, or an optimizer proposing only infeasible configurations that
+#: cost nothing), the budget never runs out and the rows grow without end, so the run is refused
+STALL_TRIALS = 1000
 
 #: seconds the clock is charged for a trial whose reported cost is not a finite number >= 0 when no
 #: trial of the run has reported a valid cost yet; afterwards, the mean valid cost so far (issue 26:
@@ -211,12 +219,26 @@ def _resumable(resume: Resume | None, benchmark: Benchmark, opt: Optimizer, extr
         resume.report["refused"] = why
         return None
     space = benchmark.space
-    for row in resume.rows:
+    memo: dict[Any, float] = {}
+    trials: dict[int, dict[str, str]] = {}
+    for row in resume.rows:  # the file passed the result reader's checks; what only this benchmark can check:
+        trial = int(row["trial"])
+        if trial in trials:
+            resume.report["refused"] = f"it records trial {trial} twice"
+            return None
+        trials[trial] = row
         text, value = row.get("incumbent") or "", row.get("incumbent_test_loss") or ""
         if text and value not in ("", "nan"):
-            key = space.key(space.validate(space.from_json(text)))
-            benchmark.memo_test_loss(key, lambda v=float(value): v)
-    return {int(row["trial"]): row for row in resume.rows}
+            try:
+                key = space.key(space.validate(space.from_json(text)))
+            except Exception as exc:  # noqa: BLE001 - any text a space cannot read back is not its configuration
+                resume.report["refused"] = (f"the incumbent of its trial {trial} is not a configuration of "
+                                            f"{benchmark.name!r} ({shorten(exc, 120)})")
+                return None
+            memo.setdefault(key, float(value))  # the first record of a configuration, as the run kept it
+    for key, v in memo.items():  # entered only once every row has passed
+        benchmark.memo_test_loss(key, lambda v=v: v)
+    return trials
 
 
 def _same_fidelity(a: Any, recorded: str) -> bool:
@@ -306,6 +328,7 @@ def run(
     clock: str = "measured",
     resume: Resume | None = None,
     overhead_clock: str = "wall",
+    trial_timeout: float | None = None,
 ) -> RunOutput:
     """Run one optimizer on one benchmark and return its rows and provenance.
 
@@ -356,10 +379,10 @@ def run(
     timer = OVERHEAD_CLOCKS[overhead_clock]
     if int(workers) != workers or workers < 1:
         raise BudgetError(f"workers must be a positive integer, got {workers}")
-    if backend != "simulated" or scheduler is not None:
+    if backend != "simulated" or scheduler is not None or trial_timeout is not None:
         from .backends import check_backend
 
-        check_backend(backend, workers, scheduler)
+        check_backend(backend, workers, scheduler, trial_timeout)
     if int(seed) != seed or seed < 0:
         raise BudgetError(f"seed must be a non-negative integer, got {seed}")
     optimizer_cls.check_supports(benchmark.space, benchmark.fidelity, workers)
@@ -375,7 +398,7 @@ def run(
         return _run_real(benchmark, opt, backend=backend, scheduler=scheduler, seed=seed, budget_evals=budget_evals,
                          budget_seconds=budget_seconds, workers=workers, include_overhead=include_overhead,
                          progress=progress, extra_provenance=extra_provenance, on_failure=on_failure,
-                         initial_design=initial_design)
+                         initial_design=initial_design, trial_timeout=trial_timeout)
 
     heap: list[tuple[float, int, Trial, Result, float, float, float, dict[str, float] | None]] = []
     worker_free = [0.0] * workers
@@ -395,6 +418,7 @@ def run(
         extra["overhead_clock"] = overhead_clock
     recorded = _resumable(resume, benchmark, opt, extra, seed=seed, workers=workers, budget_evals=budget_evals,
                           budget_seconds=budget_seconds, include_overhead=include_overhead)
+    standing = 0  # trials in a row that the clock charged nothing for (a seconds-only budget then never runs out)
 
     def can_start(t: float) -> bool:
         if budget_evals is not None and n_started >= budget_evals:
@@ -444,6 +468,10 @@ def run(
                 result = checked
                 pending[trial.id] = trial
                 on_clock = max(0.0, float(result.cost_s)) if nominal is None else nominal(config, fid)
+                if budget_evals is None:
+                    standing = standing + 1 if on_clock == 0 else 0
+                    if standing >= STALL_TRIALS:
+                        raise BudgetError(_stalled(benchmark, budget_seconds, nominal is not None))
                 opt_free = start if times is None else times["start_time"]
                 end = start + on_clock if times is None else times["end_time"]
                 heapq.heappush(heap, (end, trial.id, trial, result, t_ask, ask_s, on_clock, times))
@@ -489,27 +517,40 @@ def run(
     return RunOutput(rows, provenance, opt)
 
 
+def _stalled(benchmark: Benchmark, budget_seconds: float | None, nominal: bool) -> str:
+    """Why a run with a budget in seconds alone is stopped when its clock stands still."""
+    model = "its nominal cost model" if nominal else "its reported costs"
+    return (f"benchmark {benchmark.name!r} charged the simulated clock 0 s for {STALL_TRIALS} trials in a row "
+            f"({model}), so the budget of {budget_seconds:g} s would never run out and the run would grow "
+            "without end: give a budget in evaluations too (--budget-evals N), or settings under which an "
+            "evaluation costs time")
+
+
 def _run_real(benchmark: Benchmark, opt: Optimizer, *, backend: str, scheduler: str | None, seed: int,
               budget_evals: int | None, budget_seconds: float | None, workers: int, include_overhead: bool,
               progress: ProgressFn | None, extra_provenance: Mapping[str, Any] | None,
-              on_failure: Callable[[Trial, Exception], None] | None, initial_design: str) -> RunOutput:
+              on_failure: Callable[[Trial, Exception], None] | None, initial_design: str,
+              trial_timeout: float | None = None) -> RunOutput:
     """The run loop of the real backends: the same asks and tells, evaluations in worker processes, real time.
 
     A free worker slot asks at once (in slot order) while the budget allows; each completion is told as it
     arrives, then the slot it freed asks. So after the first ``workers`` asks every ask follows the tell of
     the previous trial on its slot: the order ``benchsuite replay`` re-drives the optimizer in. Times are
     ``time.perf_counter()`` seconds since the workers were ready; ``budget_seconds`` stops starting trials
-    at that wall-clock time."""
+    at that wall-clock time; ``trial_timeout`` fails a trial still running after that many seconds (its worker
+    is replaced). A run never has more trials in flight than its budget in evaluations, so no more worker
+    processes are started than that."""
     from .backends import POLL_S, BenchmarkSpec, make_backend, merge_test_losses
 
     spec = BenchmarkSpec.of(benchmark)
-    pool = make_backend(backend, workers, scheduler)
+    slots = workers if budget_evals is None else min(workers, int(budget_evals))
+    pool = make_backend(backend, slots, scheduler, trial_timeout)
     rows: list[dict[str, Any]] = []
     record = _row_maker(benchmark)
     valid_costs = [0.0, 0]
     pending: dict[int, Trial] = {}
     running: dict[int, tuple[Trial, float, float, float]] = {}  # trial id -> (trial, ask, start, ask seconds)
-    free = list(range(workers))
+    free = list(range(slots))
     n_started = 0
     previous = _stop_on_sigterm()
     interrupted: KeyboardInterrupt | None = None

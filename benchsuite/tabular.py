@@ -259,6 +259,14 @@ class Table:
         loss = a[self.loss_name]
         if not np.isfinite(loss).any():
             raise bad(f"its loss objective {self.loss_name!r} has no finite entry (all NaN or infinite)")
+        # a filled entry's cost is what a lookup charges the clock: NaN or a negative cost would turn every
+        # lookup of it into a failed trial (or stall a budget in seconds), so the table is refused as it opens
+        cost = np.asarray(a[self.cost_name], dtype=float)[np.isfinite(loss)]
+        with np.errstate(invalid="ignore"):
+            wrong = ~(np.isfinite(cost) & (cost >= 0))
+        if wrong.any():
+            raise bad(f"its cost objective {self.cost_name!r} is not a finite number of seconds >= 0 in "
+                      f"{int(wrong.sum())} of its {cost.size} filled entries (first: {cost[wrong][0]!r})")
         if self.test_name:
             test = a.get(self.test_name)
             if test is None:

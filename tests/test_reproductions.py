@@ -217,7 +217,7 @@ def test_notes_must_name_a_published_cell(committed: Path) -> None:
 def _results_from(committed: Path, mini, dest: Path) -> Path:
     """Result files of the committed example, written back (restore) under ``dest/results``."""
     rep = R.restore(mini, dest / "results", committed)
-    assert rep == {"written": 9, "skipped": 0, "stale": 0}
+    assert rep == {"written": 9, "skipped": 0, "stale": 0, "unknown": 0}
     return dest / "results"
 
 
@@ -299,7 +299,8 @@ def test_restore_then_collect_gives_the_same_runs(committed: Path, mini, tmp_pat
     assert len(restored) == 9
     for f in restored:  # what the current writer writes: a plain CSV with flat columns, its provenance beside it
         assert provenance_path(f).is_file() and "config_x1" in pd.read_csv(f).columns
-    assert R.restore(mini, results, committed) == {"written": 0, "skipped": 9, "stale": 0}  # never overwrites
+    # never overwrites
+    assert R.restore(mini, results, committed) == {"written": 0, "skipped": 9, "stale": 0, "unknown": 0}
     fresh = tmp_path / "fresh"
     rep = R.collect(mini, results, fresh)
     assert rep["written"] and len(rep["added"]) == 9
@@ -420,7 +421,7 @@ def test_collect_names_committed_runs_the_protocol_has_left_behind(committed: Pa
     assert len(rep["stale"]) == 9 and not rep["written"]
     assert sum("budget in evaluations 30, the protocol's 20" in r for r in rep["refused"]) == 6
     # restore leaves them out, so the workflow runs them again
-    assert R.restore(changed, tmp_path / "again", committed) == {"written": 0, "skipped": 0, "stale": 9}
+    assert R.restore(changed, tmp_path / "again", committed) == {"written": 0, "skipped": 0, "stale": 9, "unknown": 0}
     # and the scorecard counts them for nothing, saying so
     card = S.build({"mini": changed}, committed)
     assert (card["ours_runs"].astype(int) == 0).all()

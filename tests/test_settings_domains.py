@@ -108,7 +108,8 @@ CLI_CASES = [
      "a float in [0, inf)"),
     (["-b", "ising", "-o", "random_search", "--benchmark-set", "problem_seed=-1"], "setting problem_seed=-1",
      "an int in [0, inf)"),
-    (["-b", "branin", "-o", "random_search", "--workers", "100000000"], "--workers", "1..100000"),
+    (["-b", "branin", "-o", "random_search", "--workers", "100000000"], "--workers",
+     "a positive integer of at most 100000"),
 ]
 
 

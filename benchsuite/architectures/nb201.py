@@ -176,7 +176,7 @@ def to_arch_string(config: Mapping[str, Any]) -> str:
     return _format(_ops_of(config))
 
 
-_TOKEN = re.compile(r"^([a-z0-9_]+)~(\d+)$")
+_TOKEN = re.compile(r"([a-z0-9_]+)~(\d+)")  # matched whole (fullmatch)
 
 
 def from_arch_string(s: str) -> Config:
@@ -200,7 +200,7 @@ def from_arch_string(s: str) -> Config:
             raise InvalidConfigError(
                 f"architecture string {show(s)}: node {j} has {len(tokens)} input(s), need {j}; {FORMAT_HINT}")
         for i, tok in enumerate(tokens):
-            m = _TOKEN.match(tok)
+            m = _TOKEN.fullmatch(tok)
             if m is None:
                 raise InvalidConfigError(f"architecture string {show(s)}: bad entry {show(tok, 40)}; {FORMAT_HINT}")
             op, src = m.group(1), int(m.group(2))
