@@ -386,7 +386,9 @@ def _cmd_retrain_job(args: argparse.Namespace) -> int:
         if not args.out.endswith(RETRAINED_SUFFIX):
             raise UsageError(f"retrain-job: give --run FILE (--out does not end in {RETRAINED_SUFFIX})")
         run = args.out[:-len(RETRAINED_SUFFIX)] + ".csv"
-    out = check_writable(args.out)
+    if not args.out.endswith(RETRAINED_SUFFIX):
+        raise UsageError(f"retrain-job: --out must end in {RETRAINED_SUFFIX} (the record beside the run's result)")
+    out = check_writable(args.out, result=False)
     record = retrain_run(proto, job, run, out)
     print(f"{proto.name} {job.benchmark.label} {job.optimizer.label} rep {job.repetition}: retrained test loss "
           f"{record['retrained_test_loss']:.6g} (search: {record['search_test_loss']:.6g}; {record['status']}, "

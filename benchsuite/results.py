@@ -86,9 +86,10 @@ def _tmp_prefix(p: Path) -> str:
     return f".{p.name[:80]}."
 
 
-def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> Path:
+def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024, result: bool = True) -> Path:
     """Fail early (before a run starts) if ``path`` cannot be written as a result file (its name:
-    :func:`check_result_name`).
+    :func:`check_result_name`; ``result=False`` for another record written atomically beside one, a
+    retraining's ``repNNN.retrained.json``, whose name its command checks).
 
     Beyond the directory checks, the temporary file the result will be written through is
     created in the target directory and ``reserve_bytes`` written to it (then removed): an
@@ -119,7 +120,8 @@ def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> P
             raise OutputError(f"output path {shown!r} is a directory; give a file name such as {str(p / 'run.csv')!r}")
         if p.exists() and not p.is_file():
             raise OutputError(f"output path {shown!r} exists and is not a regular file; give another file name")
-        check_result_name(p)
+        if result:
+            check_result_name(p)
         if not parent.exists():
             raise OutputError(f"cannot write {shown!r}: directory {str(parent)!r} does not exist")
         if not parent.is_dir():
