@@ -135,6 +135,10 @@ class Optimizer(ABC):
     #: use its own measured overhead (fabolas and mtbo: cost plus overhead, fabolas.txt Sec. 3.2) reads this
     #: one, so that what it decides on and what the run's clock records are the same seconds
     timer: Callable[[], float] = staticmethod(time.perf_counter)
+    #: the setting that counts the evaluations the plugin spends on random (or given) initial points before its
+    #: method acts (``n_init``, ``population_size``): a budget no larger than it makes the run random search,
+    #: which :meth:`budget_notice` says before the run starts
+    initial_points_setting: ClassVar[str | None] = None
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, *, initial_design: Sequence[Any] = (),
@@ -164,6 +168,23 @@ class Optimizer(ABC):
         ``fidelity=None`` when the benchmark is not built then: checks that need the axis
         skip themselves in that case. The message names both settings (issue 26, item 2).
         """
+
+    @classmethod
+    def budget_notice(cls, settings: Mapping[str, Any], fidelity: Fidelity | None, budget_evals: int | None,
+                      workers: int = 1) -> str:
+        """One line when these resolved settings cannot act within ``budget_evals`` evaluations, naming the
+        budget that would do; ``""`` when they can (or the budget is in seconds only).
+
+        The default reads :attr:`initial_points_setting`: a budget of at most that many evaluations spends
+        them all on the initial points. A plugin whose method needs more (Hyperband's first full-fidelity
+        rung) overrides this. ``benchsuite run`` prints the line before the run starts."""
+        key = cls.initial_points_setting
+        n = settings.get(key) if key else None
+        if budget_evals is None or not isinstance(n, int) or n < budget_evals:
+            return ""
+        return (f"optimizer {cls.name!r}: its first {key}={n} evaluations are random initial points and the budget "
+                f"is {budget_evals}, so this run is random search; give --budget-evals {n + 1} or more "
+                f"(or --set {key}=N with N below {budget_evals})")
 
     def setup(self) -> None:
         """Plugin-specific initialisation, after settings are resolved."""

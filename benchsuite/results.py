@@ -63,8 +63,41 @@ def _tmp_prefix(p: Path) -> str:
     return f".{p.name[:80]}."
 
 
+#: the one format a run writes, and the name ending that says so; a name ending in another format's extension
+#: is refused (a ``.parquet`` file holding CSV text would fail in every reader that trusts the name)
+RESULT_FORMAT = "CSV"
+RESULT_SUFFIX = ".csv"
+
+
+def check_result_name(path: str | os.PathLike) -> None:
+    """Refuse a result file name whose extension promises a format other than CSV (``r.parquet``, ``r.json``).
+
+    A name without an extension is accepted (it promises nothing); ``.csv`` in any letter case is the format
+    written. The message says how to get the other format from the CSV, in one line."""
+    p = Path(path)
+    suffix = p.suffix
+    if not suffix or suffix.lower() == RESULT_SUFFIX or not p.stem:
+        return
+    stem = str(p.with_suffix(RESULT_SUFFIX))
+    writer = _PANDAS_WRITERS.get(suffix.lower(), "to_parquet(...)")
+    raise OutputError(
+        f"cannot write {str(p)!r}: a run writes {RESULT_FORMAT} (with {provenance_path(stem).name} beside it), "
+        f"not {suffix}; give --out {stem} and convert its frame with pandas, e.g. "
+        f"benchsuite.load_results({stem!r}).{writer}")
+
+
+#: how pandas writes the formats a result file name might ask for (what :func:`check_result_name` suggests)
+_PANDAS_WRITERS = {
+    ".parquet": "to_parquet(...) (needs pyarrow)", ".pq": "to_parquet(...) (needs pyarrow)",
+    ".json": "to_json(..., orient='records')", ".jsonl": "to_json(..., orient='records', lines=True)",
+    ".ndjson": "to_json(..., orient='records', lines=True)", ".feather": "to_feather(...) (needs pyarrow)",
+    ".xlsx": "to_excel(...)", ".tsv": "to_csv(..., sep='\\t')", ".h5": "to_hdf(...)", ".pkl": "to_pickle(...)",
+}
+
+
 def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> Path:
-    """Fail early (before a run starts) if ``path`` cannot be written.
+    """Fail early (before a run starts) if ``path`` cannot be written, or names another format than CSV
+    (:func:`check_result_name`).
 
     Beyond the directory checks, the temporary file the result will be written through is
     created in the target directory and ``reserve_bytes`` written to it (then removed): an
@@ -101,6 +134,7 @@ def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024) -> P
             raise OutputError(f"cannot write {shown!r}: {str(parent)!r} is not a directory")
         if not os.access(parent, os.W_OK):
             raise OutputError(f"cannot write {shown!r}: directory {str(parent)!r} is not writable")
+        check_result_name(p)
         _probe(p, parent, reserve_bytes)
     except ValueError as exc:  # a NUL byte in the path
         raise OutputError(f"cannot write {str(path)!r}: {exc}") from None
