@@ -13,7 +13,7 @@ started (the workers being ready):
 ``dask``
     a ``dask.distributed`` client: a ``LocalCluster`` of N single-threaded worker processes by
     default, or the scheduler at ``scheduler`` (``tcp://host:8786``; a SLURM/PBS cluster started
-    with dask-jobqueue, see the README). The run keeps N trials in flight.
+    with dask-jobqueue, see docs/backends.md). The run keeps N trials in flight.
 
 The driver (the run loop) asks when a worker slot is free and tells when an evaluation
 completes; the optimizer and benchmark interfaces are the same for every backend. A worker

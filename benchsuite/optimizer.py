@@ -120,7 +120,36 @@ class Trial:
 
 
 class Optimizer(ABC):
-    """Base class of every optimizer plugin."""
+    """Base class of every optimizer plugin: subclass it, set the class attributes, write :meth:`ask`.
+
+    The runner constructs the plugin once per run (``Optimizer(space, fidelity, rng, **settings)``), then
+    calls ``ask`` when a worker is free and ``tell`` when a trial has finished, and ``recommend`` after
+    each tell for the incumbent it records. What a plugin reads and calls on ``self``:
+
+    :ivar space: the benchmark's search space (:class:`benchsuite.space.Space` for vectors, or an
+        architecture space): ``sample(rng)``, ``neighbours(config)``, ``mutate(config, rng)``,
+        ``key(config)``, ``to_unit``/``from_unit`` (vectors), ``to_json``.
+    :ivar fidelity: the benchmark's fidelity axis (:class:`benchsuite.benchmark.Fidelity`: ``low``,
+        ``high``, ``full``, ``is_full(value)``, ``snap(value)``), or ``None`` when it has none.
+    :ivar rng: the run's optimizer stream (a ``numpy.random.Generator`` from the run seed): draw every
+        random choice from it and a seeded run is reproducible.
+    :ivar settings: the resolved settings, a dict: :attr:`settings_spec`'s defaults overlaid with the ones
+        given (``--set key=value``, ``optimizer_settings=``), each checked against its domain.
+    :ivar history: every told :class:`Trial` in tell order, each with its ``result``
+        (:class:`benchsuite.benchmark.Result`: ``loss``, ``cost_s``, ``failed``, ``info``); the base
+        :meth:`tell` appends to it, so an override calls ``super().tell(trial, result)``.
+    :ivar given_design: configurations to evaluate first (the benchmark's initial design, when the plugin
+        declares ``Capabilities(initial_design=True)``); :meth:`sample_initial` hands them out.
+    :ivar timer: the clock the run times ask and tell on (wall or CPU seconds), for plugins that decide on
+        their own overhead.
+
+    Helpers: :meth:`recommend` (the incumbent: the best configuration at full fidelity so far),
+    :meth:`full_fidelity`, :meth:`sample_initial`, :meth:`observations` (successful trials as
+    configurations, losses, fidelities). Class attributes: ``name``, ``description``, ``supports``
+    (:class:`Capabilities`), ``settings_spec`` (name -> :class:`benchsuite.settings.Setting`),
+    ``test_settings`` (small settings for the conformance kit), ``needs`` (optional packages),
+    ``initial_points_setting`` (the setting counting random initial points, for :meth:`budget_notice`).
+    """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The wheel is the product: build it; install the core wheel alone (no extras) into a fresh virtual
-# environment and race a user's plugin on a lookup table there (what a cheap CI installs); then install
+# The wheel is the product: build it; run the README's first commands as written (a fresh virtual
+# environment, the core install, a run), the package path replaced by the wheel, each timed; install the
+# core wheel alone (no extras) into a fresh virtual environment and race a user's plugin on a lookup table
+# there (what a cheap CI installs); then install
 # it with [all] into another fresh environment outside the checkout, and from an unrelated directory
 # run what a user's CI would run:
-#   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
+#   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python example,
 #   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
 #   on a protocol outside the repository (run twice: the second run must find nothing to do).
 # Prints the core install's time and size, and the time from installing the wheel to the finished tabular run.
@@ -36,6 +38,28 @@ missing = [n for n in need if n not in names]
 if tops != ["benchsuite"] or missing:
     sys.exit(f"check_wheel: top-level packages {tops} (want only benchsuite); missing {missing}")
 print(f"wheel: {len(names)} files, only the benchsuite package at top level")
+EOF
+
+step "the README's first commands, as written (the package path replaced by the wheel), in a fresh folder"
+mkdir -p "$WORK/readme"
+cd "$WORK/readme"
+python3 - "$REPO/README.md" "$WHEEL" > try.sh <<'EOF'
+import re, shlex, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+block = re.search(r"```bash\n(.*?)```", text[text.index("## Try it"):], re.S).group(1)
+for line in block.replace("/path/to/benchsuite", sys.argv[2]).splitlines():
+    if line.strip():  # each command timed: the README quotes the install and the run
+        print(f'echo "@@ $(date +%s.%N) "{shlex.quote(line)} >&2')
+        print(line)
+print('echo "@@ $(date +%s.%N) end" >&2')
+EOF
+bash -euo pipefail try.sh > try.log 2>&1 || { cat try.log; fail "the README's first commands failed"; }
+[ -s run.csv ] && [ -s run.provenance.json ] || { cat try.log; fail "the README's run wrote no result file"; }
+python3 - try.log <<'EOF'
+import re, sys
+marks = [(float(m.group(1)), m.group(2)) for m in re.finditer(r"^@@ ([0-9.]+) (.*)$", open(sys.argv[1]).read(), re.M)]
+for (t0, cmd), (t1, _) in zip(marks, marks[1:]):
+    print(f"  {t1 - t0:5.1f} s  {cmd}")
 EOF
 
 # everything below runs outside the checkout, in a folder unrelated to it
@@ -114,15 +138,16 @@ T2=$(date +%s.%N)
 "$BS" list > list.txt
 grep -q "nb201_cifar10" list.txt && grep -q "dngo" list.txt || fail "benchsuite list misses built-ins"
 
-step "the README's Python API example"
-python3 - "$REPO/README.md" > api_example.py <<'EOF'
+step "the README's Python example"
+mkdir -p api
+python3 - "$REPO/README.md" > api/example.py <<'EOF'
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
-section = text[text.index("## Python API"):]
+section = text[text.index("## From Python"):]
 print(re.search(r"```python\n(.*?)```", section, re.S).group(1))
 EOF
-"$WORK/venv/bin/python" api_example.py > api_example.log
-[ -s runs/curves.png ] || fail "the API example drew no figure"
+(cd api && "$WORK/venv/bin/python" example.py > example.log)
+[ -s api/curves.png ] || fail "the README's Python example drew no figure"
 
 step "the conformance kit and race on a user's plugin file"
 "$BS" check my_search.py:MySearch --budget 10 --seeds 2

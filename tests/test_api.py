@@ -389,9 +389,9 @@ def test_converters_refuse_what_has_no_equivalent(monkeypatch: pytest.MonkeyPatc
 # ------------------------------------------------------------------------------ README example
 def _readme_example() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "README's Python API section has no ```python block"
+    assert match, "README's Python section has no ```python block"
     return match.group(1)
 
 
@@ -400,9 +400,9 @@ def test_readme_python_api_example_runs(tmp_path: Path, monkeypatch: pytest.Monk
     assert "benchsuite.run(" in code and "benchsuite.load_results(" in code and "benchsuite.plot(" in code
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "readme_example"}
-    exec(compile(code, "README.md (Python API)", "exec"), namespace)
+    exec(compile(code, "README.md (Python)", "exec"), namespace)
     runs, fig = namespace["runs"], namespace["fig"]
-    assert len(list((tmp_path / "runs").glob("*.csv"))) == 4 and (tmp_path / "runs" / "curves.png").is_file()
+    assert len(list(tmp_path.glob("*.csv"))) == 4 and (tmp_path / "curves.png").is_file()
     assert len(runs) == 4 * 20 and runs.groupby(["optimizer", "seed"]).ngroups == 4
     assert all(math.isfinite(v) for v in runs["incumbent_test_loss"])
     assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["nb201_cifar10 (2 repetitions)"]

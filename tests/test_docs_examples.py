@@ -1,0 +1,112 @@
+"""Every command the README and the plugin guide give is run: here (the `benchsuite` commands, the guide's
+Python), or by CI, which this test checks names it (installs, the workflow, the test suite, the site).
+The README's Python block is run by tests/test_api.py and scripts/check_wheel.sh."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PLUGINS = ROOT / "docs" / "plugins.md"
+#: a newcomer's page: what this is, the commands, a short example, the scorecard headline, where to go next
+README_MAX_LINES = 170
+
+
+def blocks(path: Path, lang: str) -> list[str]:
+    """The fenced code blocks of ``lang`` in a Markdown file, in order."""
+    return re.findall(rf"```{lang}\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def commands(block: str) -> list[str]:
+    """The shell commands of a block: continuation lines joined, comments and blank lines dropped."""
+    text = block.replace("\\\n", " ")
+    out = []
+    for line in text.splitlines():
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def readme_commands() -> list[str]:
+    return [c for b in blocks(README, "bash") for c in commands(b)]
+
+
+def ci_text() -> str:
+    """What CI runs: .ci/run and the scripts it calls."""
+    return "\n".join((ROOT / p).read_text(encoding="utf-8") for p in
+                     (".ci/run", "scripts/test.sh", "scripts/reproduce.sh", "scripts/check_wheel.sh"))
+
+
+def test_the_readme_is_a_newcomers_page() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= README_MAX_LINES
+    # the scorecard headline stays between the markers `benchsuite reproductions --readme` rewrites
+    from benchsuite.analysis.scorecard import README_BEGIN, README_END
+
+    assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
+    for page in ("docs/install.md", "docs/usage.md", "docs/plugins.md", "docs/workflow.md", "DESIGN.md"):
+        assert f"({page}" in text, page  # where to go next
+        assert (ROOT / page).is_file(), page
+    assert "--compile-bytecode" in text  # the quoted times hold where bytecode is compiled at install
+
+
+def test_every_readme_command_is_run_by_this_test_or_by_ci() -> None:
+    ci = ci_text()
+    # scripts/check_wheel.sh runs the first block (## Try it) as it is, in a fresh folder, the package path
+    # replaced by the wheel's: the virtual environment, the core install and the first run
+    text = README.read_text(encoding="utf-8")
+    first = commands(re.search(r"```bash\n(.*?)```", text[text.index("## Try it"):], re.S).group(1))
+    assert first == commands(blocks(README, "bash")[0]) and any("/path/to/benchsuite" in c for c in first)
+    assert 'text[text.index("## Try it"):]' in ci and 'replace("/path/to/benchsuite", sys.argv[2])' in ci
+    for cmd in readme_commands():
+        if cmd.startswith("benchsuite ") or cmd in first:
+            continue  # test_readme_benchsuite_commands runs the benchsuite ones (the first block's run too)
+        assert re.search(rf"^\s*{re.escape(cmd)}\b", ci, re.M), f"README command not run by CI: {cmd}"
+    # the documentation site's set-up, given in the README's prose, is what CI builds the site with
+    for cmd in re.findall(r"`(bash scripts/setup_env\.sh --docs) && (\.venv-docs/bin/python scripts/build_docs\.py)`",
+                          text)[0]:
+        assert re.search(rf"^{re.escape(cmd)}$", ci, re.M), cmd
+
+
+@pytest.mark.parametrize("cmd", [c for c in readme_commands() if c.startswith("benchsuite ")])
+def test_readme_benchsuite_commands(cmd: str, tmp_path: Path) -> None:
+    args = cmd.split()[1:]
+    proc = subprocess.run([sys.executable, "-m", "benchsuite.cli", *args], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONHASHSEED": "0"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if "--out" in args:
+        out = tmp_path / args[args.index("--out") + 1]
+        assert out.is_file() and out.with_suffix(".provenance.json").is_file()
+        assert "note:" not in proc.stderr, proc.stderr  # the README's budgets let each optimizer act
+        assert "final incumbent test loss" in proc.stderr.splitlines()[-1]
+
+
+def test_the_plugin_guide_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture) -> None:
+    """The guide's optimizer (saved as local_search.py), its run against random search, its `benchsuite check`
+    and its pytest function, as a reader copies them."""
+    python = blocks(PLUGINS, "python")
+    module, use, test_fn = python
+    assert len(module.strip().splitlines()) <= 22  # "a complete optimizer in 20 lines"
+    (tmp_path / "local_search.py").write_text(module, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    exec(compile(use, "docs/plugins.md (run it)", "exec"), {"__name__": "guide"})
+    assert "local_search" in capsys.readouterr().out
+    from local_search import LocalSearch
+
+    namespace: dict = {"LocalSearch": LocalSearch}
+    exec(compile(test_fn, "docs/plugins.md (pytest)", "exec"), namespace)
+    namespace["test_local_search"]()
+    (check,) = [c for b in blocks(PLUGINS, "bash") for c in commands(b)]
+    assert check.startswith("benchsuite check local_search.py:LocalSearch")
+    proc = subprocess.run([sys.executable, "-m", "benchsuite.cli", *check.split()[1:]], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0 and "check passed" in proc.stdout, proc.stdout + proc.stderr
