@@ -58,9 +58,11 @@ class Comparison:
     def tested(self) -> bool:
         return not self.reason
 
-    def to_markdown(self) -> str:
-        """The section of a report page: the test, the mean ranks, the corrected p-values."""
-        head = (f"At {self.at}: {self.n_blocks} complete blocks (benchmark x repetition)"
+    def to_markdown(self, under_heading: bool = False) -> str:
+        """The section of a report page: the test, the mean ranks, the corrected p-values. ``under_heading``:
+        the page's heading already says where (``Tests at the budget``), so the text does not repeat it."""
+        place = "" if under_heading else f"At {self.at}: "
+        head = (f"{place}{self.n_blocks} complete blocks (benchmark x repetition)"
                 + (f", {self.blocks_dropped} incomplete left out (no value from "
                    + ", ".join(f"`{o}` in {n}" for o, n in self.missing.items()) + ")" if self.blocks_dropped else "")
                 + ".")

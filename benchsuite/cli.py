@@ -417,7 +417,7 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
             where = f"traceback in {failures}"
         except OSError as err:
             where = f"no traceback log could be written: {err.strerror}"
-        brief = one_line(f"{type(exc).__name__}: {exc}")[:300]
+        brief = shorten(f"{type(exc).__name__}: {exc}", 300)  # a long message cut in its middle, marked
         line = f"benchsuite: trial {trial.id} failed, evaluate() raised {brief} ({where})"
         if display is not None:
             display.write(line)

@@ -249,3 +249,33 @@ def test_the_summary_line_counts_the_trainings(tmp_path: Path, capsys: pytest.Ca
     last = capsys.readouterr().err.rstrip().splitlines()[-1]
     assert last.startswith(f"wrote {tmp_path / 'r.csv'} (4 trials; 4 networks trained for the trials and ")
     assert "final incumbent test loss" in last
+
+
+# -- noise ---------------------------------------------------------------------------------------------------
+
+def test_a_killed_dask_worker_is_said_in_one_sentence_naming_it() -> None:
+    from benchsuite.backends import _dask_lost
+
+    class KilledWorker(Exception):
+        pass
+
+    text = ("Attempted to run task 'benchsuite-trial-5-1-2' on 1 different workers, but all those workers died "
+            "while running it. The last worker that attempt to run the task was tcp://127.0.0.1:44555. Inspecting "
+            "worker logs is often a good next step to diagnose what went wrong. For more information see "
+            "https://distributed.dask.org/en/stable/killed.html.")
+    line = _dask_lost(KilledWorker(text))
+    assert line.startswith("dask worker tcp://127.0.0.1:44555 died during the evaluation (") and line.endswith(")")
+    assert len(line) < 200
+
+
+def test_a_long_evaluation_error_is_cut_in_its_middle_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    class Long(_Trains):
+        def evaluate(self, config, fidelity=None, seed=0):
+            raise ValueError("start of the reason " + "x" * 600 + " end of the reason")
+
+    monkeypatch.setitem(registry.benchmarks(), "long", Entry("long", Long, "test"))
+    assert main(["run", "-b", "long", "-o", "random_search", "--budget-evals", "1", "-q",
+                 "--out", str(tmp_path / "r.csv")]) == 0
+    line = next(x for x in capsys.readouterr().err.splitlines() if "trial 0 failed" in x)
+    assert "start of the reason" in line and "end of the reason" in line and "characters cut]" in line
