@@ -238,8 +238,7 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
     df, provenance = _analysis_frame(df_or_folder, quantity, "plot")
     benchmarks = list(dict.fromkeys(df["benchmark"]))
     optimizers = list(dict.fromkeys(df["optimizer"]))
-    counts = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
-    reps: int | str = int(counts.max()) if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+    reps = plots.repetitions_of(df)
     summary = summarise(trajectories(df, x, default_grids(df, x, x_scale)))
     label = QUANTITY_LABELS[quantity]
     if x == "time" and not all(p.get("include_overhead", True) for p in provenance):
