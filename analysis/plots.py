@@ -37,11 +37,15 @@ def colours(optimizers: Sequence[str]) -> dict[str, tuple]:
     return {o: cmap(i % cmap.N) for i, o in enumerate(optimizers)}
 
 
-def _log_ticks(axis) -> None:
-    """Plain numbers on a log axis; minor ticks at 2 and 5 labelled only when it spans < 2.5 decades."""
+def log_ticks(axis) -> None:
+    """Plain numbers on a log axis (1000, 0.05; a power of ten beyond 10^5 or below 10^-3 as 10^k, never 1e+06
+    or 5 x 10^1); minor ticks at 2 and 5 labelled only when the axis spans less than 2.5 decades."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     def plain(v: float, _pos: int) -> str:
+        if v > 0 and (v >= 1e5 or v < 1e-3):
+            k = math.log10(v)
+            return f"$10^{{{round(k)}}}$" if abs(k - round(k)) < 1e-9 else f"{v:.0e}"
         return f"{v:g}"
 
     def minor(v: float, _pos: int) -> str:
@@ -199,11 +203,11 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
         ax.set_xscale(x_scale)
         ax.set_yscale(ys)
         if x_scale == "log":
-            _log_ticks(ax.xaxis)
+            log_ticks(ax.xaxis)
         elif axis == "evaluations":
             integer_ticks(ax.xaxis)
         if ys == "log":
-            _log_ticks(ax.yaxis)
+            log_ticks(ax.yaxis)
         for k, (opt, x0, value, err) in enumerate((marks or {}).get(bench, ())):
             x = x0 * 1.04 ** (k + 1) if x_scale == "log" else x0 * (1 + 0.012 * (k + 1))
             ax.errorbar([x], [value], yerr=[err] if err and math.isfinite(err) else None, fmt="D", ms=5,
@@ -251,7 +255,7 @@ def plot_ranks(ranks: pd.DataFrame, *, axes_spec: Sequence[tuple[str, str, str]]
                 ax.step(s["x"], s["rank"], where="post", color=col[opt], lw=1.8, label=opt)
         ax.set_xscale(scale)
         if scale == "log" and len(r):
-            _log_ticks(ax.xaxis)
+            log_ticks(ax.xaxis)
         elif axis == "evaluations" and "fraction" not in label:
             integer_ticks(ax.xaxis)
         integer_ticks(ax.yaxis)  # ranks 1..k
