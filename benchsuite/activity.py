@@ -38,6 +38,8 @@ class Listener(Protocol):
 
     def trained(self, units: int, unit: str) -> None: ...
 
+    def note(self, text: str) -> None: ...
+
 
 _listeners: list[Listener] = []
 _current: list[Activity] = []
@@ -81,6 +83,18 @@ def trained(units: int, unit: str) -> None:
     """A benchmark trained one network for ``units`` ``unit`` (epochs, iterations) within the current activity."""
     for listener in list(_listeners):
         listener.trained(int(units), unit)
+
+
+def note(text: str) -> None:
+    """A one-line note on the run (what its settings cannot do within its budget): shown by the progress display
+    when one listens (a bar on a terminal stays whole), else printed on stderr."""
+    if not _listeners:
+        import sys
+
+        print(text, file=sys.stderr, flush=True)
+        return
+    for listener in list(_listeners):
+        listener.note(text)
 
 
 def summary(config_text: str, limit: int = 80) -> str:

@@ -108,6 +108,9 @@ class RunProgress:
         if self.bar is not None:
             self.bar.set_postfix_str("", refresh=False)
 
+    def note(self, text: str) -> None:
+        self.write(text)
+
     def trained(self, units: int, unit: str) -> None:
         kind = self.now.kind if self.now is not None else "trial"
         self.trainings[kind] = self.trainings.get(kind, 0) + 1

@@ -147,10 +147,11 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
 
 
 def _note(text: str) -> None:
-    """One line on stderr that the run goes on despite (what its settings cannot do within its budget)."""
-    import sys
+    """One line that the run goes on despite (what its settings cannot do within its budget): on stderr, through
+    the command line's progress display when there is one."""
+    from . import activity
 
-    print(f"benchsuite: note: {text}", file=sys.stderr, flush=True)
+    activity.note(f"benchsuite: note: {text}")
 
 
 def budget_notice(opt_cls: type[Optimizer], settings: Mapping[str, Any] | None, bench: Benchmark,

@@ -59,14 +59,19 @@ def test_the_readme_is_a_newcomers_page() -> None:
 
 def test_every_readme_command_is_run_by_this_test_or_by_ci() -> None:
     ci = ci_text()
-    # scripts/check_wheel.sh runs the first block (## Try it) as it is, in a fresh folder, the package path
-    # replaced by the wheel's: the virtual environment, the core install and the first run
+    # scripts/check_wheel.sh runs the blocks of "Try it" and "From Python" as they are, in a fresh folder, the
+    # package path replaced by the wheel's: the virtual environment, the core install, the first run, the
+    # [plot] extra and the Python example
     text = README.read_text(encoding="utf-8")
-    first = commands(re.search(r"```bash\n(.*?)```", text[text.index("## Try it"):], re.S).group(1))
-    assert first == commands(blocks(README, "bash")[0]) and any("/path/to/benchsuite" in c for c in first)
-    assert 'text[text.index("## Try it"):]' in ci and 'replace("/path/to/benchsuite", sys.argv[2])' in ci
+    by_wheel = []
+    for section in ("## Try it", "## From Python"):
+        part = text[text.index(section):]
+        part = part[:part.index("\n## ", 1)]
+        by_wheel += [c for b in re.findall(r"```bash\n(.*?)```", part, re.S) for c in commands(b)]
+    assert any("/path/to/benchsuite" in c for c in by_wheel) and by_wheel[0].startswith("uv venv")
+    assert 'for section in ("## Try it", "## From Python")' in ci and 'replace("/path/to/benchsuite"' in ci
     for cmd in readme_commands():
-        if cmd.startswith("benchsuite ") or cmd in first:
+        if cmd.startswith("benchsuite ") or cmd in by_wheel:
             continue  # test_readme_benchsuite_commands runs the benchsuite ones (the first block's run too)
         assert re.search(rf"^\s*{re.escape(cmd)}\b", ci, re.M), f"README command not run by CI: {cmd}"
     # the documentation site's set-up, given in the README's prose, is what CI builds the site with
