@@ -58,20 +58,23 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     ``clock="nominal"`` is ``--clock nominal`` (a live benchmark's deterministic cost model on the simulated
     clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu`` (the optimizer's overhead timed in CPU
     seconds, which other jobs on the machine do not stretch). Errors are the suite's one-line types
-    (:mod:`benchsuite.errors`).
+    (:mod:`benchsuite.errors`). What the settings could not do within the budget (Hyperband that never reaches
+    full fidelity, a population as large as the budget) is printed on stderr in one line and kept in
+    ``df.attrs["notes"]``.
     """
     from .analysis.load import labelled_run
     from .execute import execute_run
     from .results import load_result
 
-    _, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
-                          workers=workers, optimizer_settings=optimizer_settings,
-                          benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
-                          initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
-                          overhead_clock=overhead_clock)
+    output, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals,
+                               budget_seconds=budget_seconds, workers=workers, optimizer_settings=optimizer_settings,
+                               benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
+                               initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
+                               overhead_clock=overhead_clock)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
     frame.attrs["provenance"] = prov
+    frame.attrs["notes"] = list(output.notes)
     return frame
 
 

@@ -138,6 +138,14 @@ def test_a_population_as_large_as_the_budget_is_called_random_search(tmp_path: P
     assert capsys.readouterr().err == ""
 
 
+def test_the_python_api_keeps_the_notes(capsys: pytest.CaptureFixture) -> None:
+    df = benchsuite.run("svm_mnist", "hyperband", budget_evals=30)
+    notes = df.attrs["notes"]
+    assert len(notes) == 2 and "number 121" in notes[0] and "no incumbent" in notes[1]
+    assert capsys.readouterr().err.count("benchsuite: note: ") == 2
+    assert benchsuite.run("svm_mnist", "random_search", budget_evals=5).attrs["notes"] == []
+
+
 def test_every_initial_points_setting_is_a_setting_of_its_plugin() -> None:
     for name, entry in registry.optimizers().items():
         cls = entry.obj or entry.cls
