@@ -115,3 +115,25 @@ def test_the_plugin_guide_runs_as_written(tmp_path: Path, monkeypatch: pytest.Mo
     proc = subprocess.run([sys.executable, "-m", "benchsuite.cli", *check.split()[1:]], capture_output=True,
                           text=True, cwd=tmp_path, timeout=300)
     assert proc.returncode == 0 and "check passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_browser_check_fails_on_the_layouts_it_is_for() -> None:
+    """scripts/check_docs_browser.py's verdict on what Chromium measured (CI runs it on the built site)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import check_docs_browser as check
+    finally:
+        sys.path.pop(0)
+
+    def page(column: float, *elements: dict) -> dict:
+        return {"column_px": column, "column_right": 300 + column, "window_px": 1400, "elements": list(elements)}
+
+    fits = {"tag": "table", "text": "a", "right": 900, "fits": True, "scrolls": False, "key_right": 800}
+    cut = {"tag": "pre", "text": "long line", "right": 1500, "fits": False, "scrolls": False, "key_right": 0}
+    scrolls = {"tag": "table", "text": "wide", "right": 1600, "fits": False, "scrolls": True, "key_right": 1450}
+    keys_in_view = {**scrolls, "key_right": 1000}
+    assert check.problems("p", "page", True, page(1036, fits, keys_in_view)) == []
+    assert "800 px wide" in check.problems("p", "page", False, page(800, fits))[0]  # the theme's old column
+    assert "does not scroll" in check.problems("p", "page", False, page(1036, cut))[0]
+    assert check.problems("p", "page", False, page(1036, scrolls)) == []  # scrolling is fine elsewhere ...
+    assert "off the column" in check.problems("p", "page", True, page(1036, scrolls))[0]  # ... not on the scorecard
