@@ -164,6 +164,7 @@ def budget_notice(opt_cls: type[Optimizer], settings: Mapping[str, Any] | None, 
     try:
         opt_cls.check_supports(bench.space, bench.fidelity, workers)
         resolved = resolve_settings(f"optimizer {opt_cls.name!r}", opt_cls.settings_spec, settings)
+        opt_cls.check_settings(resolved, bench.fidelity)  # contradictory settings: the run's one line, no note
         return opt_cls.budget_notice(resolved, bench.fidelity, budget_evals, workers)
     except (BenchsuiteError, KeyError, TypeError, ValueError):
         return ""
