@@ -37,20 +37,30 @@ def colours(optimizers: Sequence[str]) -> dict[str, tuple]:
     return {o: cmap(i % cmap.N) for i, o in enumerate(optimizers)}
 
 
+def _plain(v: float) -> str:
+    """A tick value as a reader writes it, short enough for a crowded log axis: 0.05, 50, 2000, 20k, 500k, 1M
+    (never 1e+06 or 5 x 10^1), and below 0.001 as 10^k."""
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e4:
+        return f"{v / 1e3:g}k"
+    if 0 < v < 1e-3:
+        k = math.log10(v)
+        return f"$10^{{{round(k)}}}$" if abs(k - round(k)) < 1e-9 else f"{v:.0e}"
+    return f"{v:g}"
+
+
 def log_ticks(axis) -> None:
-    """Plain numbers on a log axis (1000, 0.05; a power of ten beyond 10^5 or below 10^-3 as 10^k, never 1e+06
-    or 5 x 10^1); minor ticks at 2 and 5 labelled only when the axis spans less than 2.5 decades."""
+    """Plain numbers on a log axis (:func:`_plain`: never 5 x 10^1 or 1e+06); minor ticks at 2 and 5, labelled
+    only when the axis spans less than 2.5 decades."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     def plain(v: float, _pos: int) -> str:
-        if v > 0 and (v >= 1e5 or v < 1e-3):
-            k = math.log10(v)
-            return f"$10^{{{round(k)}}}$" if abs(k - round(k)) < 1e-9 else f"{v:.0e}"
-        return f"{v:g}"
+        return _plain(v)
 
     def minor(v: float, _pos: int) -> str:
         lo, hi = axis.get_view_interval()  # at draw time, after autoscaling
-        return f"{v:g}" if lo > 0 and hi / lo < 300 else ""
+        return _plain(v) if lo > 0 and hi / lo < 300 else ""
 
     axis.set_major_locator(LogLocator(base=10))
     axis.set_major_formatter(FuncFormatter(plain))

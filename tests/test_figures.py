@@ -46,8 +46,10 @@ def test_log_axes_show_plain_numbers() -> None:
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     plt.close(fig)
-    assert "1000" in labels and "0.1" in labels and "$10^{6}$" in labels, labels
+    assert "1000" in labels and "0.1" in labels and "1M" in labels, labels
     assert not any("e+" in x or "times" in x for x in labels), labels
+    assert [plots._plain(v) for v in (0.05, 50, 2000, 20000, 2e5, 1e6, 1e-4)] == [
+        "0.05", "50", "2000", "20k", "200k", "1M", "$10^{-4}$"]
 
 
 def _runs(tmp_path: Path) -> pd.DataFrame:
