@@ -37,16 +37,30 @@ def colours(optimizers: Sequence[str]) -> dict[str, tuple]:
     return {o: cmap(i % cmap.N) for i, o in enumerate(optimizers)}
 
 
-def _log_ticks(axis) -> None:
-    """Plain numbers on a log axis; minor ticks at 2 and 5 labelled only when it spans < 2.5 decades."""
+def _plain(v: float) -> str:
+    """A tick value as a reader writes it, short enough for a crowded log axis: 0.05, 50, 2000, 20k, 500k, 1M
+    (never 1e+06 or 5 x 10^1), and below 0.001 as 10^k."""
+    if v >= 1e6:
+        return f"{v / 1e6:g}M"
+    if v >= 1e4:
+        return f"{v / 1e3:g}k"
+    if 0 < v < 1e-3:
+        k = math.log10(v)
+        return f"$10^{{{round(k)}}}$" if abs(k - round(k)) < 1e-9 else f"{v:.0e}"
+    return f"{v:g}"
+
+
+def log_ticks(axis) -> None:
+    """Plain numbers on a log axis (:func:`_plain`: never 5 x 10^1 or 1e+06); minor ticks at 2 and 5, labelled
+    only when the axis spans less than 2.5 decades."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     def plain(v: float, _pos: int) -> str:
-        return f"{v:g}"
+        return _plain(v)
 
     def minor(v: float, _pos: int) -> str:
         lo, hi = axis.get_view_interval()  # at draw time, after autoscaling
-        return f"{v:g}" if lo > 0 and hi / lo < 300 else ""
+        return _plain(v) if lo > 0 and hi / lo < 300 else ""
 
     axis.set_major_locator(LogLocator(base=10))
     axis.set_major_formatter(FuncFormatter(plain))
@@ -57,6 +71,56 @@ def _log_ticks(axis) -> None:
 def _layout(n: int) -> tuple[int, int]:
     ncols = min(n, 3)
     return math.ceil(n / ncols), ncols
+
+
+def _panel_size(nrows: int, ncols: int) -> tuple[float, float]:
+    """Figure inches: 4.6 x 3.6 per panel, and a lone panel as wide as a column of a paper's page allows
+    (6.4 x 4.2: its tick labels, legend and two-line title fit without shrinking)."""
+    if nrows * ncols == 1:
+        return 6.4, 4.2
+    return 4.6 * ncols, 3.6 * nrows
+
+
+def integer_ticks(axis) -> None:
+    """Whole-number ticks on an axis of counts (evaluations, ranks): never 2.5 evaluations."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def legend_columns(n: int, most: int = 5) -> int:
+    """Columns of a figure legend under the panels: rows as full as each other (6 entries: 3 + 3, not 5 + 1)."""
+    if n <= most:
+        return max(n, 1)
+    rows = math.ceil(n / most)
+    return math.ceil(n / rows)
+
+
+def repetitions_of(df: pd.DataFrame) -> int | dict[str, dict[str, int]]:
+    """The repetitions behind each curve of a runs frame: one number where every (benchmark, optimizer) has the
+    same, else ``{benchmark: {optimizer: repetitions}}`` (each panel then says which curves have fewer)."""
+    reps = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
+    if len(reps) == 0 or reps.min() == reps.max():
+        return int(reps.max()) if len(reps) else 0
+    out: dict[str, dict[str, int]] = {}
+    for (bench, opt), n in reps.items():
+        out.setdefault(str(bench), {})[str(opt)] = int(n)
+    return out
+
+
+def repetitions_text(counts: Mapping[str, int]) -> str:
+    """``{optimizer: runs}`` as a panel says it: ``30 repetitions`` where all agree, else the usual number and the
+    exceptions by name (``30 repetitions; 2 for combo, smac``)."""
+    if not counts:
+        return "no repetitions"
+    values = list(counts.values())
+    usual = max(set(values), key=lambda v: (values.count(v), v))
+    odd: dict[int, list[str]] = {}
+    for opt, n in counts.items():
+        if n != usual:
+            odd.setdefault(n, []).append(opt)
+    text = f"{usual} repetition{'s' if usual != 1 else ''}"
+    return text + "".join(f"; {n} for {', '.join(opts)}" for n, opts in sorted(odd.items()))
 
 
 def save(fig, stem: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150,
@@ -110,7 +174,8 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
                   marks: Mapping[str, Sequence[tuple[str, float, float, float]]] | None = None):
     """The figure :func:`plot_curves` saves (a matplotlib Figure), for callers that show or save it themselves.
 
-    ``reps`` is the number of repetitions, or a range such as ``"2-3"`` when runs differ in it.
+    ``reps`` is the number of repetitions, or ``{benchmark: {optimizer: repetitions}}`` when runs differ in it:
+    each panel then names the optimizers whose count differs from the others' (:func:`repetitions_text`).
     ``y_scale`` is one scale for every panel or one per benchmark. ``stat="mean"`` draws the mean
     and a band of one standard error instead of the median and quartiles. ``marks[benchmark]`` holds published values to draw beside the curves, each
     ``(optimizer, x, value, error)``: a diamond in the optimizer's colour with an error bar (a
@@ -121,7 +186,7 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
         raise ValueError(f"stat must be 'median' or 'mean', got {stat!r}")
     plt = _pyplot()
     nrows, ncols = _layout(len(benchmarks))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=_panel_size(nrows, ncols), squeeze=False)
     col = colours(optimizers)
     has_curve = set(summary.loc[summary[stat].notna(), "optimizer"])
     for ax, bench in zip(axes.flat, benchmarks):
@@ -148,9 +213,11 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
         ax.set_xscale(x_scale)
         ax.set_yscale(ys)
         if x_scale == "log":
-            _log_ticks(ax.xaxis)
+            log_ticks(ax.xaxis)
+        elif axis == "evaluations":
+            integer_ticks(ax.xaxis)
         if ys == "log":
-            _log_ticks(ax.yaxis)
+            log_ticks(ax.yaxis)
         for k, (opt, x0, value, err) in enumerate((marks or {}).get(bench, ())):
             x = x0 * 1.04 ** (k + 1) if x_scale == "log" else x0 * (1 + 0.012 * (k + 1))
             ax.errorbar([x], [value], yerr=[err] if err and math.isfinite(err) else None, fmt="D", ms=5,
@@ -158,7 +225,9 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
                         label=None if opt in has_curve else f"{opt} (paper only)")
         if budgets and budgets.get(bench):
             ax.axvline(budgets[bench], color="0.5", ls=":", lw=1)
-        ax.set_title(f"{bench} ({reps} repetitions)", fontsize=10)
+        counts = reps.get(bench, {}) if isinstance(reps, Mapping) else None
+        ax.set_title(f"{bench} ({repetitions_text(counts) if counts is not None else f'{reps} repetitions'})",
+                     fontsize=10)
         ax.set_xlabel(x_label or X_LABELS[axis], fontsize=8)
         ax.set_ylabel(y_label, fontsize=9)
         ax.grid(True, which="major", alpha=0.3)
@@ -170,10 +239,10 @@ def curves_figure(summary: pd.DataFrame, *, axis: str, x_scale: str, y_scale: st
         for handle, label in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(label, handle)
     if legend:
-        fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=min(len(legend), 5), frameon=False,
-                   bbox_to_anchor=(0.5, 0.0), fontsize=9)
+        fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=legend_columns(len(legend)),
+                   frameon=False, bbox_to_anchor=(0.5, 0.0), fontsize=9)
     spread = ("median and 25th-75th percentiles" if stat == "median" else "mean and one standard error")
-    shown = f"{spread} over {reps} repetitions"
+    shown = f"{spread} over the repetitions" if isinstance(reps, Mapping) else f"{spread} over {reps} repetitions"
     if marks and any(marks.values()):
         shown += "; diamonds: the paper's value at its budget"
     fig.suptitle(title + f"\n{shown}", fontsize=11)
@@ -196,7 +265,10 @@ def plot_ranks(ranks: pd.DataFrame, *, axes_spec: Sequence[tuple[str, str, str]]
                 ax.step(s["x"], s["rank"], where="post", color=col[opt], lw=1.8, label=opt)
         ax.set_xscale(scale)
         if scale == "log" and len(r):
-            _log_ticks(ax.xaxis)
+            log_ticks(ax.xaxis)
+        elif axis == "evaluations" and "fraction" not in label:
+            integer_ticks(ax.xaxis)
+        integer_ticks(ax.yaxis)  # ranks 1..k
         ax.set_ylim(0.8, max(len(optimizers), 1) + 0.2)
         ax.invert_yaxis()
         ax.set_xlabel(label, fontsize=8)
@@ -205,7 +277,7 @@ def plot_ranks(ranks: pd.DataFrame, *, axes_spec: Sequence[tuple[str, str, str]]
         ax.tick_params(which="both", labelsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 5), frameon=False,
+        fig.legend(handles, labels, loc="upper center", ncol=legend_columns(len(labels)), frameon=False,
                    bbox_to_anchor=(0.5, 0.0), fontsize=9)
     over = f"{n_benchmarks} benchmark{'s' if n_benchmarks > 1 else ''} x {reps} repetitions"
     fig.suptitle(f"{title}\naverage rank over {over}", fontsize=11)

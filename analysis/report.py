@@ -142,14 +142,15 @@ def _provenance_md(provs: list[dict[str, Any]]) -> list[str]:
     if not provs:
         return lines + ["(no provenance records)", ""]
 
-    def values(key: str) -> str:
-        c = Counter(str(p.get(key)) for p in provs)
-        return ", ".join(f"`{k}`" + (f" ({n} runs)" if len(c) > 1 else "") for k, n in c.most_common())
+    def values(key: str, missing: str = "not recorded") -> str:
+        c = Counter(p.get(key) for p in provs)
+        return ", ".join((f"`{k}`" if k is not None else missing) + (f" ({n} runs)" if len(c) > 1 else "")
+                         for k, n in c.most_common())
 
     finished = sorted(str(p.get("finished_utc")) for p in provs)
     lines += [f"- runs: {len(provs)}, finished between {finished[0]} and {finished[-1]} (UTC)",
               f"- benchsuite version: {values('benchsuite_version')}",
-              f"- git commit: {values('git_commit')}",
+              f"- git commit: {values('git_commit', 'none (run from an installed package, not a git checkout)')}",
               f"- python {values('python')}, numpy {values('numpy')}",
               f"- machine: {values('platform')} on {values('hostname')}"]
     seen = {}
@@ -212,7 +213,7 @@ def protocol_page(protocol: Protocol, result: dict[str, Any], provs: list[dict[s
     if result.get("statistics_note"):
         lines += [result["statistics_note"], ""]
     for c in result.get("statistics", []):
-        lines += [f"### At {c.at}", "", c.to_markdown()]
+        lines += [f"### Tests at {c.at}", "", c.to_markdown(under_heading=True)]
         if c.figure:
             png = Path(c.figure[0]).name
             lines += [f"![{protocol.name} critical-difference diagram at {c.at}]({png})", "",

@@ -870,16 +870,16 @@ def write_figures(protocols: Mapping[str, Any], root: str | os.PathLike) -> list
 
 
 def _save_figure(fig: Any, stem: Path) -> str:
-    """``stem.png`` only, at 80 dpi and with a 256-colour palette: the scorecard's figures are committed, so they
-    are kept small (about a third of the RGBA file's bytes)."""
+    """``stem.png`` only, at 100 dpi (a lone panel 640 px wide) and with a 256-colour palette: the scorecard's
+    figures are committed, so they are kept small (about a third of the RGBA file's bytes)."""
     from .plots import save
 
-    return save(fig, stem, formats=("png",), dpi=80, palette=True)[0]
+    return save(fig, stem, formats=("png",), dpi=100, palette=True)[0]
 
 
 def _claims_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str:
     from .load import add_quantity
-    from .plots import curves_figure
+    from .plots import curves_figure, repetitions_of
     from .steps import default_grids, summarise, trajectories
 
     benches = list(dict.fromkeys(c.benchmark for c in p.published.claims))
@@ -889,19 +889,30 @@ def _claims_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str:
     summary = summarise(trajectories(df, axis, default_grids(df, axis, scale)))
     opts = [o.label for o in p.optimizers if (df["optimizer"] == o.label).any()]
     fig = curves_figure(summary, axis=axis, x_scale=scale, y_scale=p.plots.y_scale, y_label=_quantity(p),
-                        title=f"{p.name}: committed runs", benchmarks=benches, optimizers=opts, reps=_reps(df))
+                        title=f"{p.name}: committed runs", benchmarks=benches, optimizers=opts,
+                        reps=repetitions_of(df))
     return _save_figure(fig, Path(root) / p.name / f"figure_{axis}")
 
 
-def _reps(df: pd.DataFrame) -> int | str:
-    reps = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
-    return f"{reps.min()}-{reps.max()}" if reps.min() != reps.max() else int(reps.min())
+def units_label(quantity: str, offset: float, scale: float) -> str:
+    """The y label of a figure in the paper's units, in words a reader knows: an error in [0, 1] as 100 - 100 x
+    error is an accuracy in percent (NAS-Bench-201, DeepArchitect), x 100 a percentage; any other transform is
+    written out."""
+    if (offset, scale) == (0.0, 1.0):
+        return quantity
+    if (offset, scale) == (100.0, -100.0):
+        for word in ("loss", "error"):
+            if word in quantity:
+                return quantity.replace(word, "accuracy") + " (%)"
+    if (offset, scale) == (0.0, 100.0):
+        return quantity + " (%)"
+    return f"{offset:g} + {scale:g} x {quantity} (the paper's units)"
 
 
 def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | None:
     """``figure_table.png`` (see :func:`write_figures`), or None when no benchmark of a cell has runs."""
     from .load import add_quantity
-    from .plots import curves_figure
+    from .plots import curves_figure, repetitions_of
     from .steps import default_grids, summarise, trajectories
 
     cells = [c for c in p.published.cells if c.optimizer]
@@ -946,10 +957,10 @@ def _table_figure(p: Any, df: pd.DataFrame, root: str | os.PathLike) -> str | No
     y_label = _quantity(p)
     if len(transforms) > 1:
         y_label += ", in each paper's units"
-    elif transforms != {(0.0, 1.0)}:
+    else:
         (off, sc), = transforms
-        y_label = f"{off:g} + {sc:g} x {y_label}, the paper's units"
+        y_label = units_label(y_label, off, sc)
     fig = curves_figure(summary, axis=axis, x_scale=x_scale, y_scale=y_scale, y_label=y_label,
                         title=f"{p.name}: committed runs beside the paper's table", benchmarks=benches,
-                        optimizers=opts, reps=_reps(df), stat="mean", marks=marks)
+                        optimizers=opts, reps=repetitions_of(df), stat="mean", marks=marks)
     return _save_figure(fig, Path(root) / p.name / "figure_table")

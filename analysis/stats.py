@@ -58,9 +58,11 @@ class Comparison:
     def tested(self) -> bool:
         return not self.reason
 
-    def to_markdown(self) -> str:
-        """The section of a report page: the test, the mean ranks, the corrected p-values."""
-        head = (f"At {self.at}: {self.n_blocks} complete blocks (benchmark x repetition)"
+    def to_markdown(self, under_heading: bool = False) -> str:
+        """The section of a report page: the test, the mean ranks, the corrected p-values. ``under_heading``:
+        the page's heading already says where (``Tests at the budget``), so the text does not repeat it."""
+        place = "" if under_heading else f"At {self.at}: "
+        head = (f"{place}{self.n_blocks} complete blocks (benchmark x repetition)"
                 + (f", {self.blocks_dropped} incomplete left out (no value from "
                    + ", ".join(f"`{o}` in {n}" for o, n in self.missing.items()) + ")" if self.blocks_dropped else "")
                 + ".")
@@ -189,6 +191,10 @@ def plot_cd(comparison: Comparison, stem: str | os.PathLike, title: str = "") ->
     fig, ax = plt.subplots(figsize=(7.0, 1.2 + 0.28 * n))
     sp.critical_difference_diagram(comparison.mean_ranks, comparison.pairwise_p, alpha=comparison.alpha, ax=ax,
                                    label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}")
+    # the whole range of possible mean ranks, 1 (best) to the number of optimizers, with whole-number ticks: a
+    # reader sees how far apart two optimizers are on it, not on a stretched 1.33..1.67
+    ax.set_xlim(1 - 0.05 * max(n - 1, 1), n + 0.05 * max(n - 1, 1))
+    ax.set_xticks(range(1, n + 1))
     ax.set_title((title + ": " if title else "") + f"mean rank at {comparison.at} ({comparison.n_blocks} blocks)\n"
                  f"bars join optimizers with no significant difference (Holm-corrected Wilcoxon, "
                  f"alpha = {comparison.alpha:g})", fontsize=8)

@@ -59,21 +59,23 @@ def run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | type[Opti
     clock); ``overhead_clock="cpu"`` is ``--overhead-clock cpu`` (the optimizer's overhead timed in CPU
     seconds, which other jobs on the machine do not stretch); ``trial_timeout`` is ``--trial-timeout`` (on the
     local and dask backends, a trial still running after that many seconds is a failed trial and its worker is
-    replaced). Errors are the suite's one-line types
-    (:mod:`benchsuite.errors`).
+    replaced). Errors are the suite's one-line types (:mod:`benchsuite.errors`). What the settings could not do
+    within the budget (Hyperband that never reaches full fidelity, a population as large as the budget) is
+    printed on stderr in one line and kept in ``df.attrs["notes"]``.
     """
     from .analysis.load import labelled_run
     from .execute import execute_run
     from .results import load_result
 
-    _, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals, budget_seconds=budget_seconds,
-                          workers=workers, optimizer_settings=optimizer_settings,
-                          benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
-                          initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
-                          overhead_clock=overhead_clock, trial_timeout=trial_timeout)
+    output, text = execute_run(benchmark, optimizer, seed=seed, budget_evals=budget_evals,
+                               budget_seconds=budget_seconds, workers=workers, optimizer_settings=optimizer_settings,
+                               benchmark_settings=benchmark_settings, include_overhead=include_overhead, out=out,
+                               initial_design=initial_design, backend=backend, scheduler=scheduler, clock=clock,
+                               overhead_clock=overhead_clock, trial_timeout=trial_timeout)
     # parsed from the very text the result file holds (no temporary file): the frame equals load_results(out)
     frame, prov = labelled_run(load_result(out or "<run>", text=text), None if out is None else str(out))
     frame.attrs["provenance"] = prov
+    frame.attrs["notes"] = list(output.notes)
     return frame
 
 
@@ -240,8 +242,7 @@ def plot(df_or_folder: pd.DataFrame | PathLike | Iterable[PathLike], quantity: s
     df, provenance = _analysis_frame(df_or_folder, quantity, "plot")
     benchmarks = list(dict.fromkeys(df["benchmark"]))
     optimizers = list(dict.fromkeys(df["optimizer"]))
-    counts = df.groupby(["benchmark", "optimizer"])["repetition"].nunique()
-    reps: int | str = int(counts.max()) if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+    reps = plots.repetitions_of(df)
     summary = summarise(trajectories(df, x, default_grids(df, x, x_scale)))
     label = QUANTITY_LABELS[quantity]
     if x == "time" and not all(p.get("include_overhead", True) for p in provenance):

@@ -13,7 +13,7 @@ started (the workers being ready):
 ``dask``
     a ``dask.distributed`` client: a ``LocalCluster`` of N single-threaded worker processes by
     default, or the scheduler at ``scheduler`` (``tcp://host:8786``; a SLURM/PBS cluster started
-    with dask-jobqueue, see the README). The run keeps N trials in flight.
+    with dask-jobqueue, see docs/backends.md). The run keeps N trials in flight.
 
 The driver (the run loop) asks when a worker slot is free and tells when an evaluation
 completes; the optimizer and benchmark interfaces are the same for every backend. A worker
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .benchmark import Benchmark, Result
-from .errors import BackendError, BudgetError, InvalidSettingError, one_line
+from .errors import BackendError, BudgetError, InvalidSettingError, one_line, shorten
 
 BACKENDS = ("simulated", "local", "dask")
 REAL_BACKENDS = ("local", "dask")
@@ -751,6 +751,20 @@ def _dask_facts() -> dict[str, Any]:
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS")}
 
 
+def _dask_lost(exc: BaseException) -> str:
+    """Why a dask task ended without a result, in one sentence of ours: dask's KilledWorker message (four
+    sentences and a link) becomes the worker's address; anything else keeps its own words."""
+    name = type(exc).__name__
+    if name == "KilledWorker":
+        import re
+
+        found = re.search(r"\b((?:tcp|tls|ucx|inproc)://[\w.\-\[\]:]+?)\.?(?:\s|$)", str(exc))
+        where = f" {found.group(1)}" if found else ""
+        return (f"dask worker{where} died during the evaluation (KilledWorker; with allowed-failures 0 the "
+                "scheduler does not rerun the trial elsewhere)")
+    return f"dask worker lost during the evaluation ({name}: {shorten(exc, 200)})"
+
+
 class DaskBackend(Backend):
     """Trials as dask tasks: a LocalCluster of N single-threaded worker processes, or a running scheduler."""
 
@@ -797,7 +811,7 @@ class DaskBackend(Backend):
                                       "distributed.nanny.pre-spawn-environ": env}), _environ(env):
                     self.cluster = distributed.LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                                             processes=True, dashboard_address=None,
-                                                            silence_logs=logging.ERROR)
+                                                            silence_logs=logging.CRITICAL)
                 self.client = distributed.Client(self.cluster, set_as_default=False)
                 self.client.wait_for_workers(self.workers, timeout=START_TIMEOUT_S)
             for address, facts in self.client.run(_dask_facts).items():
@@ -862,7 +876,7 @@ class DaskBackend(Backend):
                 except BaseException as why:  # noqa: BLE001 - cancelled, or the scheduler is gone
                     exc = why
                 if type(exc).__name__ in ("KilledWorker", "CancelledError", "FutureCancelledError"):
-                    reason = f"dask worker lost during the evaluation ({type(exc).__name__}: {one_line(exc)})"
+                    reason = _dask_lost(exc)
                 else:  # dask_evaluate itself raised: a worker whose benchsuite differs from the driver's, say
                     reason = (f"the dask task failed before evaluating ({type(exc).__name__}: {one_line(exc)}); "
                               "do the workers run this benchsuite version?")

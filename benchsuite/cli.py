@@ -15,12 +15,11 @@ writing the same ``--out`` at once: the second refuses in one line naming the pi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-import logging
 import math
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from typing import Any
 
 from .errors import BenchsuiteError, PluginError, one_line, shorten, shorten_words
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
+from .results import PROVENANCE_SUFFIX, RESULT_FORMAT, RESULT_SUFFIX
 
 EXIT_USAGE = 2
 RESTART_HELP = ("ignore the finished trials an interrupted attempt kept in <out>.partial.csv and start over "
@@ -90,6 +90,13 @@ def _positive_float():
     return parse
 
 
+OUT_HELP = (f"result file to write: {RESULT_FORMAT}, named *{RESULT_SUFFIX} (another extension is refused); its "
+            f"provenance goes beside it in *{PROVENANCE_SUFFIX}")
+QUIET_HELP = ("no progress display (neither the bar on a terminal nor the lines in a log file) and no summary line; "
+              "notes and errors are still printed")
+PRESET_HELP = ("a live benchmark's named settings, the same as --benchmark-set preset=NAME (cpu_small: a quick "
+               "try on one CPU thread; `benchsuite describe BENCHMARK` lists its presets)")
+
 # seeds are hashed into numpy SeedSequences; 2**63 - 1 keeps them within a signed 64-bit column
 _SEED = _int_in(0, 2**63 - 1, "a seed")
 # one worker slot is a few list entries; beyond a million a typo, not an experiment
@@ -112,7 +119,8 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one optimizer on one benchmark and write a result file",
                        description="Run one optimizer on one benchmark with a seed and a budget; "
-                                   "writes one CSV result file (first line: JSON provenance).")
+                                   f"writes one {RESULT_FORMAT} result file, one row per trial, and its provenance "
+                                   f"beside it (r{RESULT_SUFFIX} -> r{PROVENANCE_SUFFIX}).")
     r.add_argument("--benchmark", "-b", required=True, help="benchmark name (see `benchsuite list`)")
     r.add_argument("--optimizer", "-o", required=True, help="optimizer name (see `benchsuite list`)")
     r.add_argument("--seed", type=_SEED, default=0, help="run seed (default 0)")
@@ -121,11 +129,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--budget-seconds", type=_finite_float(), metavar="T",
                    help="stop starting trials at simulated time T")
     r.add_argument("--workers", type=_WORKERS, default=1, help="asynchronous parallel workers (default 1)")
-    r.add_argument("--out", required=True, help="result file to write (CSV)")
+    r.add_argument("--out", required=True, help=OUT_HELP)
     r.add_argument("--set", action="append", metavar="KEY=VALUE", dest="settings",
                    help="optimizer setting (repeatable); see `benchsuite describe OPTIMIZER`")
     r.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
                    help="benchmark setting (repeatable); see `benchsuite describe BENCHMARK`")
+    r.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
     r.add_argument("--meta", action="append", metavar="KEY=VALUE",
                    help="extra provenance to record (the workflow records the protocol)")
     r.add_argument("--initial-design", choices=("optimizer", "benchmark"), default="optimizer",
@@ -153,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="how the optimizer's overhead is timed: wall seconds (default) or this process's CPU "
                         "seconds, which other jobs sharing the machine do not stretch (run the optimizer on one "
                         "thread, OMP_NUM_THREADS=1, for CPU seconds to read as an idle machine's wall seconds)"),
-    r.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    r.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     r.add_argument("--restart", action="store_true", help=RESTART_HELP)
     r.add_argument("--pdb", action="store_true",
                    help="open the Python debugger where an evaluation or a plugin raises (post mortem); "
@@ -169,9 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("benchmark_label", help="the benchmark's label in the protocol")
     j.add_argument("optimizer_label", help="the optimizer's label in the protocol")
     j.add_argument("repetition", type=_int_in(0, 10**9, "a repetition"), help="the repetition (0-based)")
-    j.add_argument("--out", help="result file to write (CSV); required unless --print-command")
+    j.add_argument("--out", help=OUT_HELP + "; required unless --print-command")
     j.add_argument("--print-command", action="store_true", help="print the equivalent `benchsuite run` and exit")
-    j.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    j.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
     j.add_argument("--restart", action="store_true", help=RESTART_HELP)
     j.add_argument("--pdb", action="store_true", help="as for `benchsuite run`")
     j.add_argument("--backend", choices=("simulated", "local", "dask"),
@@ -202,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:
                                     "and must propose the recorded configurations. Exit 0 with a one-line summary when "
                                     "every trial matches, 1 naming the first that differs. It checks that the "
                                     "optimizer, not the timing of a real backend, made the decisions.")
-    rp.add_argument("result", help="a result file (CSV) of `benchsuite run`")
+    rp.add_argument("result", help=f"a result file ({RESULT_FORMAT}) of `benchsuite run`")
 
     e = sub.add_parser("evaluate", help="evaluate one configuration of a benchmark and print the result as JSON")
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
@@ -212,9 +221,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=_SEED, default=0, help="evaluation seed (default 0)")
     e.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
                    help="benchmark setting (repeatable)")
+    e.add_argument("--preset", metavar="NAME", help=PRESET_HELP)
 
     sub.add_parser("list", help="list benchmarks and optimizers (built-in and plugins)")
-    d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings")
+    d = sub.add_parser("describe", help="describe a benchmark or optimizer: space, fidelity, optimum, settings "
+                                        "(also one whose extra is not installed, naming the extra)")
     d.add_argument("name")
 
     # -- workflow subcommands (workflow, validate-protocol, analyse): benchsuite/cli_workflow.py --
@@ -338,9 +349,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # missing budget or an unwritable output
     registry.get_benchmark(args.benchmark)
     registry.get_optimizer(args.optimizer)
+    bench_settings = _with_preset(args.benchmark, parse_assignments(args.benchmark_settings), args.preset)
     out = check_writable(args.out)
-    return _run_and_report(args, out, parse_assignments(args.settings), parse_assignments(args.benchmark_settings),
-                           parse_assignments(args.meta))
+    return _run_and_report(args, out, parse_assignments(args.settings), bench_settings, parse_assignments(args.meta))
+
+
+def _with_preset(benchmark: str, settings: dict, preset: str | None) -> dict:
+    """``--preset NAME``: the benchmark setting ``preset=NAME``, refused in one line where it cannot apply."""
+    if preset is None:
+        return settings
+    from . import registry
+    from .errors import InvalidSettingError
+
+    if "preset" not in getattr(registry.get_benchmark(benchmark), "settings_spec", {}):
+        with_presets = [n for n, e in registry.benchmarks().items()
+                        if "preset" in getattr(e.obj or e.cls, "settings_spec", {})]
+        raise InvalidSettingError(f"--preset: benchmark {benchmark!r} has no presets (the live benchmarks have "
+                                  f"them: {', '.join(with_presets)}); drop --preset")
+    if settings.get("preset", preset) != preset:
+        raise InvalidSettingError(f"--preset {preset} and --benchmark-set preset={settings['preset']} disagree; "
+                                  "give one of them")
+    return {**settings, "preset": preset}
 
 
 def _protocol_named(name: str) -> Any:
@@ -447,74 +476,16 @@ def _paper_sized_notice(benchmark: str) -> str:
         return ""
 
 
-class _TrainingProgress(logging.Handler):
-    """During a live trial, the training harness's per-epoch (or per-scoring) lines on stderr, at most one every
-    ``every`` seconds (and every early stop), through the progress bar when there is one."""
-
-    def __init__(self, bars: list, every: float = 10.0):
-        super().__init__(logging.INFO)
-        self.bars, self.every, self.last = bars, every, -math.inf
-        self.logger = logging.getLogger("benchsuite.training")
-        self.saved = (self.logger.level, self.logger.propagate)
-
-    def attach(self) -> None:
-        self.logger.addHandler(self)
-        self.logger.setLevel(logging.INFO)
-        self.logger.propagate = False
-
-    def detach(self) -> None:
-        self.logger.removeHandler(self)
-        self.logger.setLevel(self.saved[0])
-        self.logger.propagate = self.saved[1]
-
-    def emit(self, record: logging.LogRecord) -> None:
-        now = time.monotonic()
-        text = record.getMessage()
-        if now - self.last < self.every and not text.startswith("early stop"):
-            return
-        self.last = now
-        line = f"  training: {text}"
-        if self.bars:
-            self.bars[0].write(line, file=sys.stderr)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-
 def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, bench_settings: dict,
                     meta: dict) -> int:
-    """The one run path (:func:`benchsuite.execute.execute_run`) with a progress display, a failure log next to
-    ``out`` and plugin errors as one line."""
+    """The one run path (:func:`benchsuite.execute.execute_run`) with its progress display
+    (:class:`benchsuite.cli_progress.RunProgress`), a failure log next to ``out`` and plugin errors as one line."""
+    from .cli_progress import RunProgress, TrainingLines
     from .execute import execute_run
 
-    bars: list = []  # created on the first report, so a run refused up front prints only its error
-    # A terminal gets a live bar; a log file (the workflow's rep*.log) gets a plain line at
-    # most every 30 s, since \r-updates without a newline would sit in stderr's buffer.
-    tty = sys.stderr.isatty()
-    started = time.monotonic()
-    last_line = [started]
     clock_name = "simulated clock" if args.backend == "simulated" else f"{args.backend} backend, wall clock"
-
-    def progress(n: int, clock: float) -> None:
-        if args.quiet:
-            return
-        if not tty:
-            now = time.monotonic()
-            # the first finished trial says the run is alive; then a line every 30 s, and the last
-            if n == 1 or now - last_line[0] >= 30.0 or (args.budget_evals and n >= args.budget_evals):
-                last_line[0] = now
-                total = f"/{args.budget_evals}" if args.budget_evals else ""
-                print(f"{args.optimizer} on {args.benchmark}: {n}{total} trials, {clock_name} {clock:,.0f} s, "
-                      f"{now - started:,.0f} s elapsed", file=sys.stderr, flush=True)
-            return
-        if not bars:
-            from tqdm import tqdm
-
-            bars.append(tqdm(total=args.budget_evals, desc=f"{args.optimizer} on {args.benchmark}", unit="trial",
-                             file=sys.stderr, dynamic_ncols=True, mininterval=0.5))
-        bar = bars[0]
-        bar.update(n - bar.n)
-        bar.set_postfix_str(f"clock {clock:,.0f}s", refresh=False)
-
+    display = None if args.quiet else RunProgress(f"{args.optimizer} on {args.benchmark}", args.budget_evals,
+                                                  clock_name)
     failures = _failures_next_to(out)
 
     def on_failure(trial, exc: Exception, bench) -> None:
@@ -530,10 +501,10 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
             where = f"traceback in {failures}"
         except OSError as err:
             where = f"no traceback log could be written: {err.strerror}"
-        brief = one_line(f"{type(exc).__name__}: {exc}")[:300]
+        brief = shorten(f"{type(exc).__name__}: {exc}", 300)  # a long message cut in its middle, marked
         line = f"benchsuite: trial {trial.id} failed, evaluate() raised {brief} ({where})"
-        if bars:
-            bars[0].write(line, file=sys.stderr)
+        if display is not None:
+            display.write(line)
         else:
             print(line, file=sys.stderr, flush=True)
 
@@ -547,31 +518,42 @@ def _run_and_report(args: argparse.Namespace, out: Path, opt_settings: dict, ben
 
     if not args.quiet and not bench_settings:
         _say_paper_sized(args.benchmark)
-    training_lines = None if args.quiet else _TrainingProgress(bars)
-    if training_lines is not None:
-        training_lines.attach()
-    try:
+    with display or contextlib.nullcontext(), TrainingLines(display) if display else contextlib.nullcontext():
         output, _ = execute_run(args.benchmark, args.optimizer, seed=args.seed, budget_evals=args.budget_evals,
                                 budget_seconds=args.budget_seconds, workers=args.workers,
                                 optimizer_settings=opt_settings, benchmark_settings=bench_settings,
                                 include_overhead=not args.no_overhead, extra_provenance=meta or None, out=out,
-                                progress=progress, on_failure=on_failure, guard=guard,
-                                initial_design=args.initial_design, backend=args.backend,
+                                progress=None if display is None else display.trial_done, on_failure=on_failure,
+                                guard=guard, initial_design=args.initial_design, backend=args.backend,
                                 scheduler=args.scheduler, clock=args.clock, resume=not args.restart,
                                 overhead_clock=args.overhead_clock, trial_timeout=args.trial_timeout)
-    finally:
-        if training_lines is not None:
-            training_lines.detach()
-        for bar in bars:
-            bar.close()
     try:  # a failed earlier attempt's traceback no longer applies
         _log_next_to(out).unlink(missing_ok=True)
     except OSError:
         pass
-    best = min((r["incumbent_test_loss"] for r in output.rows if r["incumbent_test_loss"] is not None), default=None)
-    if not args.quiet:
-        print(f"wrote {out} ({len(output.rows)} trials; final incumbent test loss {best})", file=sys.stderr)
+    if display is not None:
+        print(f"wrote {out} ({_summary(output.rows, display.trainings_text())})", file=sys.stderr)
     return 0
+
+
+def _summary(rows: list[dict], trainings: str) -> str:
+    """The run's summary in a few words: trials, networks trained (for trials, for test losses), the final
+    incumbent's test loss or why there is none."""
+    failed = sum(r["status"] != "ok" for r in rows)
+    parts = [f"{len(rows)} trials" + (f", {failed} failed" if failed else "")]
+    if trainings:
+        parts.append(trainings)
+    last = rows[-1] if rows else None
+    if last is None or last["incumbent"] is None:
+        parts.append("no incumbent")
+    else:
+        test = last["incumbent_test_loss"]
+        if test is None or (isinstance(test, float) and math.isnan(test)):
+            parts.append(f"final incumbent loss {last['incumbent_loss']:.6g} (no test loss: the benchmark has none "
+                         "or test_eval=false)")
+        else:
+            parts.append(f"final incumbent test loss {test:.6g}")
+    return "; ".join(parts)
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -579,7 +561,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from .errors import InvalidConfigError, show
     from .settings import parse_assignments
 
-    settings = parse_assignments(args.benchmark_settings)
+    settings = _with_preset(args.benchmark, parse_assignments(args.benchmark_settings), args.preset)
     with _plugin_errors(f"benchmark {args.benchmark!r}", None):
         bench = registry.make_benchmark(args.benchmark, settings)
     try:
@@ -598,13 +580,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         config, fidelity = bench.check(raw, args.fidelity)
     if not settings:
         _say_paper_sized(args.benchmark)
-    lines = _TrainingProgress([])
-    lines.attach()
-    try:
-        with _plugin_errors(f"benchmark {args.benchmark!r}", None):
-            result = bench.evaluate(config, fidelity, seed=args.seed)
-    finally:
-        lines.detach()
+    from .cli_progress import TrainingLines
+
+    with TrainingLines(), _plugin_errors(f"benchmark {args.benchmark!r}", None):
+        result = bench.evaluate(config, fidelity, seed=args.seed)
     from .results import to_json
 
     print(to_json({"loss": result.loss, "cost_s": result.cost_s, "failed": result.failed, "info": dict(result.info)}))
@@ -662,21 +641,35 @@ def _cmd_describe(name: str) -> int:
     from .errors import UnknownNameError
     from .settings import describe_settings
 
-    if name in registry.benchmarks():
-        obj = registry.make_benchmark(name)
-        text, values = obj.describe(), obj.settings
-    elif name in registry.optimizers():
-        obj = registry.get_optimizer(name)
-        text, values = obj.describe(), None
-    else:
+    entry = registry.benchmarks().get(name) or registry.optimizers().get(name)
+    if entry is None:
         known = [*registry.benchmarks(), *registry.optimizers()]
         close = difflib.get_close_matches(name, known, n=3)
         hint = f"; did you mean {', '.join(repr(x) for x in close)}?" if close else ""
         raise UnknownNameError(f"no benchmark or optimizer named {name!r}{hint} (see `benchsuite list`)")
+    kind = "benchmark" if name in registry.benchmarks() else "optimizer"
+    cls = entry.obj or entry.cls
+    if cls is None:  # its module does not even import: the registry's reason is all there is
+        registry.get_benchmark(name) if kind == "benchmark" else registry.get_optimizer(name)
+    missing = "" if entry.obj is not None else f"not usable here: it {entry.error}"
+    text, values, spec = _describe_text(cls, kind)
+    lines = ([f"({missing})"] if missing else []) + [text.split("\nsettings:\n", 1)[0]]
     # the settings block with each setting's domain (the same objects construction checks)
-    head = text.split("\nsettings:\n", 1)[0]
-    print("\n".join([head, *describe_settings(obj.settings_spec, values)]))
+    print("\n".join([*lines, *describe_settings(spec, values)]))
     return 0
+
+
+def _describe_text(cls: type, kind: str) -> tuple[str, dict | None, dict]:
+    """What ``describe`` prints of a plugin class: a benchmark's own description (its instance with the default
+    settings; a class-level summary when building one needs a missing package), or an optimizer's."""
+    if kind == "optimizer":
+        return cls.describe(), None, cls.settings_spec
+    try:
+        obj = cls()
+    except ModuleNotFoundError:
+        head = f"{cls.name} ({getattr(cls, 'kind', '')}): {cls.description}"
+        return head + "\n(space and fidelity: shown once its extra is installed)", None, cls.settings_spec
+    return obj.describe(), obj.settings, obj.settings_spec
 
 
 def _say(message: object) -> None:

@@ -120,6 +120,9 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
             bench = resolve_benchmark(benchmark, benchmark_settings)
         failure_hook = None if on_failure is None else (lambda trial, exc: on_failure(trial, exc, bench))
         earlier = read_partial(target) if resume and target is not None and backend == "simulated" else None
+        notice = budget_notice(opt_cls, optimizer_settings, bench, budget_evals, workers)
+        if notice:
+            _note(notice)
         with guard(f"optimizer {_name(optimizer)!r} on benchmark {_name(benchmark)!r}"), \
                 _partial_on_interrupt(target):
             try:
@@ -135,6 +138,10 @@ def execute_run(benchmark: str | type[Benchmark] | Benchmark, optimizer: str | t
                 raise
             # (after an error the error's one line is all that is said)
             _say_resumed(earlier)
+        ending = end_notice(output.rows, bench, notice)
+        output.notes += [n for n in (notice, ending) if n]
+        if ending:
+            _note(ending)
         text = format_result(output.rows, output.provenance)
         if target is not None:
             write_result_text(target, text)
@@ -169,6 +176,50 @@ def _stop_signals_interrupt() -> Any:
     finally:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+
+
+def _note(text: str) -> None:
+    """One line that the run goes on despite (what its settings cannot do within its budget): on stderr, through
+    the command line's progress display when there is one."""
+    from . import activity
+
+    activity.note(f"benchsuite: note: {text}")
+
+
+def budget_notice(opt_cls: type[Optimizer], settings: Mapping[str, Any] | None, bench: Benchmark,
+                  budget_evals: int | None, workers: int) -> str:
+    """The optimizer's :meth:`~benchsuite.optimizer.Optimizer.budget_notice` for its resolved settings on this
+    benchmark ('' when the pairing or its settings are invalid: the run itself then refuses them in one line)."""
+    from .errors import BenchsuiteError
+    from .settings import resolve_settings
+
+    try:
+        opt_cls.check_supports(bench.space, bench.fidelity, workers)
+        resolved = resolve_settings(f"optimizer {opt_cls.name!r}", opt_cls.settings_spec, settings)
+        opt_cls.check_settings(resolved, bench.fidelity)  # contradictory settings: the run's one line, no note
+        return opt_cls.budget_notice(resolved, bench.fidelity, budget_evals, workers)
+    except (BenchsuiteError, KeyError, TypeError, ValueError):
+        return ""
+
+
+def end_notice(rows: list[dict[str, Any]], bench: Benchmark, notice: str = "") -> str:
+    """One line when a finished run has no incumbent, or none evaluated at full fidelity ('' otherwise);
+    ``notice`` is what was said at the start (the line then points back to it)."""
+    if not rows:
+        return ""
+    ok = [r for r in rows if r["status"] == "ok"]
+    fid = bench.fidelity
+    at_full = [r for r in ok if fid is None or fid.is_full(r["fidelity"])]
+    back = "; see the note at the start" if notice else ""
+    if not ok:
+        return f"all {len(rows)} trials failed, so the run has no incumbent (each trial's error is in its info)"
+    if at_full:
+        return ""
+    if rows[-1]["incumbent"] is None:
+        return (f"the run ended with no incumbent: none of its {len(ok)} successful trials ran at full "
+                f"fidelity{back}")
+    return (f"the run's incumbent was seen at lower fidelities only: none of its {len(ok)} successful trials "
+            f"ran at full fidelity{back}")
 
 
 def read_partial(out: Path) -> Resume | None:

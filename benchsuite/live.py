@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from . import activity
 from .benchmark import Benchmark, Fidelity
 from .settings import NONNEGATIVE_INT, POSITIVE_INT, Setting
 
@@ -148,7 +149,9 @@ class LiveTrainingBenchmark(Benchmark):
         from .training import train
 
         data = self.splits()
-        return train(self.builder(config, data), data, self.train_settings(n, eval_test), int(seed))
+        outcome = train(self.builder(config, data), data, self.train_settings(n, eval_test), int(seed))
+        activity.trained(n, self.fidelity_unit)  # a progress display counts trainings (for trials, for tests)
+        return outcome
 
     # -- infeasible configurations ------------------------------------------------------------------
     def infeasible_cost_s(self) -> float:

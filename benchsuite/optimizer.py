@@ -120,7 +120,36 @@ class Trial:
 
 
 class Optimizer(ABC):
-    """Base class of every optimizer plugin."""
+    """Base class of every optimizer plugin: subclass it, set the class attributes, write :meth:`ask`.
+
+    The runner constructs the plugin once per run (``Optimizer(space, fidelity, rng, **settings)``), then
+    calls ``ask`` when a worker is free and ``tell`` when a trial has finished, and ``recommend`` after
+    each tell for the incumbent it records. What a plugin reads and calls on ``self``:
+
+    :ivar space: the benchmark's search space (:class:`benchsuite.space.Space` for vectors, or an
+        architecture space): ``sample(rng)``, ``neighbours(config)``, ``mutate(config, rng)``,
+        ``key(config)``, ``to_unit``/``from_unit`` (vectors), ``to_json``.
+    :ivar fidelity: the benchmark's fidelity axis (:class:`benchsuite.benchmark.Fidelity`: ``low``,
+        ``high``, ``full``, ``is_full(value)``, ``snap(value)``), or ``None`` when it has none.
+    :ivar rng: the run's optimizer stream (a ``numpy.random.Generator`` from the run seed): draw every
+        random choice from it and a seeded run is reproducible.
+    :ivar settings: the resolved settings, a dict: :attr:`settings_spec`'s defaults overlaid with the ones
+        given (``--set key=value``, ``optimizer_settings=``), each checked against its domain.
+    :ivar history: every told :class:`Trial` in tell order, each with its ``result``
+        (:class:`benchsuite.benchmark.Result`: ``loss``, ``cost_s``, ``failed``, ``info``); the base
+        :meth:`tell` appends to it, so an override calls ``super().tell(trial, result)``.
+    :ivar given_design: configurations to evaluate first (the benchmark's initial design, when the plugin
+        declares ``Capabilities(initial_design=True)``); :meth:`sample_initial` hands them out.
+    :ivar timer: the clock the run times ask and tell on (wall or CPU seconds), for plugins that decide on
+        their own overhead.
+
+    Helpers: :meth:`recommend` (the incumbent: the best configuration at full fidelity so far),
+    :meth:`full_fidelity`, :meth:`sample_initial`, :meth:`observations` (successful trials as
+    configurations, losses, fidelities). Class attributes: ``name``, ``description``, ``supports``
+    (:class:`Capabilities`), ``settings_spec`` (name -> :class:`benchsuite.settings.Setting`),
+    ``test_settings`` (small settings for the conformance kit), ``needs`` (optional packages),
+    ``initial_points_setting`` (the setting counting random initial points, for :meth:`budget_notice`).
+    """
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -135,6 +164,10 @@ class Optimizer(ABC):
     #: use its own measured overhead (fabolas and mtbo: cost plus overhead, fabolas.txt Sec. 3.2) reads this
     #: one, so that what it decides on and what the run's clock records are the same seconds
     timer: Callable[[], float] = staticmethod(time.perf_counter)
+    #: the setting that counts the evaluations the plugin spends on random (or given) initial points before its
+    #: method acts (``n_init``, ``population_size``): a budget no larger than it makes the run random search,
+    #: which :meth:`budget_notice` says before the run starts
+    initial_points_setting: ClassVar[str | None] = None
 
     def __init__(self, space: SearchSpace, fidelity: Fidelity | None = None,
                  rng: np.random.Generator | int | None = None, *, initial_design: Sequence[Any] = (),
@@ -164,6 +197,23 @@ class Optimizer(ABC):
         ``fidelity=None`` when the benchmark is not built then: checks that need the axis
         skip themselves in that case. The message names both settings (issue 26, item 2).
         """
+
+    @classmethod
+    def budget_notice(cls, settings: Mapping[str, Any], fidelity: Fidelity | None, budget_evals: int | None,
+                      workers: int = 1) -> str:
+        """One line when these resolved settings cannot act within ``budget_evals`` evaluations, naming the
+        budget that would do; ``""`` when they can (or the budget is in seconds only).
+
+        The default reads :attr:`initial_points_setting`: a budget of at most that many evaluations spends
+        them all on the initial points. A plugin whose method needs more (Hyperband's first full-fidelity
+        rung) overrides this. ``benchsuite run`` prints the line before the run starts."""
+        key = cls.initial_points_setting
+        n = settings.get(key) if key else None
+        if budget_evals is None or not isinstance(n, int) or n < budget_evals:
+            return ""
+        return (f"optimizer {cls.name!r}: its first {key}={n} evaluations are random initial points and the budget "
+                f"is {budget_evals}, so this run is random search; give --budget-evals {n + 1} or more "
+                f"(or --set {key}=N with N below {budget_evals})")
 
     def setup(self) -> None:
         """Plugin-specific initialisation, after settings are resolved."""

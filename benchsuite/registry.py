@@ -39,6 +39,9 @@ class Entry:
     obj: type | None
     source: str  # "builtin" or the distribution that provides the entry point
     error: str = ""
+    #: the class of a plugin that is unavailable only because a package it ``needs`` is missing: not for
+    #: running, but ``benchsuite describe`` shows its space and settings before the extra is installed
+    cls: type | None = None
 
     @property
     def description(self) -> str:
@@ -96,7 +99,7 @@ def _scan_package(package: str, base: type) -> dict[str, Entry]:
 def _entry(name: str, cls: type, source: str) -> Entry:
     """The entry of a plugin class: unavailable, naming the pip extra, when a package it ``needs`` is missing."""
     reason = unavailable_reason(tuple(getattr(cls, "needs", ()) or ()))
-    return Entry(name, None, source, reason) if reason else Entry(name, cls, source)
+    return Entry(name, None, source, reason, cls=cls) if reason else Entry(name, cls, source)
 
 
 def _scan_entry_points(group: str, base: type) -> dict[str, Entry]:

@@ -64,26 +64,51 @@ TIMING_COLUMNS = ("ask_time", "start_time", "end_time", "told_time", "overhead_s
 PARTIAL_SUFFIX = ".partial.csv"
 
 
+def _tmp_prefix(p: Path) -> str:
+    # the temporary name must fit NAME_MAX even when the final name nearly fills it
+    return f".{p.name[:80]}."
+
+
+#: the one format a run writes, and the name ending that says so; a name ending in another format's extension
+#: is refused (a ``.parquet`` file holding CSV text would fail in every reader that trusts the name)
+RESULT_FORMAT = "CSV"
+RESULT_SUFFIX = ".csv"
+
+
 def check_result_name(path: str | os.PathLike) -> None:
-    """Refuse a result name that could share a file with another result: one not ending in ``.csv`` (``r`` and
-    ``r.csv`` would both have ``r.provenance.json``) or one that is a sidecar's name (``r.provenance.json``,
-    ``r.csv.partial.csv``). Every name that passes has files of its own: a run never writes another run's."""
-    name = Path(path).name
-    suggestion = f"{name}.csv"
+    """Refuse a result name that could share a file with another result, or that promises another format.
+
+    A result's name ends in ``.csv``: ``r`` and ``r.csv`` would both have ``r.provenance.json``, so a name without
+    it is refused, and so is a sidecar's name (``r.provenance.json``, ``r.csv.partial.csv``); every name that
+    passes has files of its own, and a run never writes another run's. A name ending in another format's
+    extension (``r.parquet``, ``r.json``) gets one line saying how to convert the CSV with pandas."""
+    p = Path(path)
+    name = p.name
     if name.endswith(PROVENANCE_SUFFIX):
         raise OutputError(f"{str(path)!r} is the name of a result's provenance file (written beside "
                           f"{name[:-len(PROVENANCE_SUFFIX)]}.csv); give the result's own name, ending in .csv")
     if name.endswith(PARTIAL_SUFFIX):
         raise OutputError(f"{str(path)!r} is the name an interrupted run at {name[:-len(PARTIAL_SUFFIX)]!r} keeps "
                           "its finished trials under; give a name ending in .csv but not in .partial.csv")
-    if not name.endswith(".csv") or name == ".csv":
+    writer = _PANDAS_WRITERS.get(p.suffix.lower())
+    if writer is not None and p.stem:
+        stem = str(p.with_suffix(RESULT_SUFFIX))
+        raise OutputError(
+            f"cannot write {str(p)!r}: a run writes {RESULT_FORMAT} (with {provenance_path(stem).name} beside it), "
+            f"not {p.suffix}; give --out {stem} and convert its frame with pandas, e.g. "
+            f"benchsuite.load_results({stem!r}).{writer}")
+    if not name.endswith(RESULT_SUFFIX) or name == RESULT_SUFFIX:
         raise OutputError(f"a result file's name ends in .csv (its provenance file, <name>.provenance.json, is named "
-                          f"after the rest), and {str(path)!r} does not; give {suggestion!r}")
+                          f"after the rest), and {str(path)!r} does not; give {name + RESULT_SUFFIX!r}")
 
 
-def _tmp_prefix(p: Path) -> str:
-    # the temporary name must fit NAME_MAX even when the final name nearly fills it
-    return f".{p.name[:80]}."
+#: how pandas writes the formats a result file name might ask for (what :func:`check_result_name` suggests)
+_PANDAS_WRITERS = {
+    ".parquet": "to_parquet(...) (needs pyarrow)", ".pq": "to_parquet(...) (needs pyarrow)",
+    ".json": "to_json(..., orient='records')", ".jsonl": "to_json(..., orient='records', lines=True)",
+    ".ndjson": "to_json(..., orient='records', lines=True)", ".feather": "to_feather(...) (needs pyarrow)",
+    ".xlsx": "to_excel(...)", ".tsv": "to_csv(..., sep='\\t')", ".h5": "to_hdf(...)", ".pkl": "to_pickle(...)",
+}
 
 
 def check_writable(path: str | os.PathLike, reserve_bytes: int = 64 * 1024, result: bool = True) -> Path:

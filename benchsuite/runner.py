@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import activity
 from .benchmark import Benchmark, Result
 from .errors import BudgetError, InvalidConfigError, InvalidSettingError, PluginError, UnsupportedError, shorten
 from .optimizer import Optimizer, Suggestion, Trial
@@ -76,6 +77,8 @@ class RunOutput:
     rows: list[dict[str, Any]]
     provenance: dict[str, Any]
     optimizer: Optimizer | None = field(default=None, repr=False)
+    #: what the run's settings could not do within its budget, said in one line each (``execute_run``)
+    notes: list[str] = field(default_factory=list)
 
 
 def check_budget(budget_evals: int | None, budget_seconds: float | None) -> None:
@@ -273,7 +276,8 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
             if ikey not in inc_text:
                 inc_text[ikey] = space.to_json(incumbent)
             inc_json = inc_text[ikey]
-            inc_test = benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))
+            inc_test = benchmark.memo_test_loss(ikey, lambda: _test_loss(benchmark, incumbent, trial.id,
+                                                                         inc_json))
         info = {**trial.info, **result.info}  # trial.info is the suggestion's info
         return {
             "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
@@ -285,6 +289,13 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
         }
 
     return record
+
+
+def _test_loss(benchmark: Benchmark, incumbent: Any, trial_id: int, text: str) -> float:
+    """The test loss of a new incumbent, marked as such for a progress display (a live benchmark trains the
+    incumbent again at full fidelity for it: a cost on top of the trials')."""
+    with activity.doing("test", trial_id, lambda: activity.summary(text)):
+        return benchmark.test_loss(incumbent)
 
 
 def _asked(opt: Optimizer, benchmark: Benchmark, pending: Mapping[int, Trial], trial_id: int,
@@ -451,7 +462,9 @@ def run(
                 if times is None:
                     t1 = time.perf_counter()
                     try:
-                        result = benchmark.evaluate(config, fid, seed=evaluation_seed(seed, trial.id))
+                        with activity.doing("trial", trial.id,
+                                            lambda: activity.summary(benchmark.space.to_json(config))):
+                            result = benchmark.evaluate(config, fid, seed=evaluation_seed(seed, trial.id))
                         if not math.isfinite(result.loss) and not result.failed:
                             result = Result.failure(result.cost_s, f"non-finite loss {result.loss!r}")
                     except Exception as exc:  # noqa: BLE001 - a crashed evaluation is a failed trial

@@ -93,7 +93,7 @@ class Variable(ABC):
         return self.from_unit(rng.random(n))
 
     def neighbours(self, value: Any) -> list[Any]:
-        """Values one step away: adjacent levels, or every other category."""
+        """Values one step away: adjacent levels, or every other category; none for a continuous variable."""
         return []
 
     def _bad(self, value: Any, why: str = "") -> InvalidConfigError:
@@ -191,6 +191,7 @@ class Integer(Variable):
         return self.from_unit(rng.random(n))
 
     def neighbours(self, value: Any) -> list[int]:
+        """``value - 1`` and ``value + 1`` where they are in range."""
         v = int(value)
         return [w for w in (v - 1, v + 1) if self.low <= w <= self.high]
 
@@ -249,6 +250,7 @@ class Ordinal(Variable):
         return [self.levels[c] for c in rng.integers(0, self.n_levels, size=n)]
 
     def neighbours(self, value: Any) -> list[Any]:
+        """The adjacent levels (one or two)."""
         i = self._lookup(value)
         return [self.levels[j] for j in (i - 1, i + 1) if 0 <= j < self.n_levels]
 
@@ -267,6 +269,7 @@ class Categorical(Ordinal):
         return "one of {" + ", ".join(map(repr, self.levels)) + "}"
 
     def neighbours(self, value: Any) -> list[Any]:
+        """Every other choice."""
         i = self._lookup(value)
         return [v for j, v in enumerate(self.levels) if j != i]
 
@@ -414,6 +417,8 @@ class Space(SearchSpace):
 
     # -- validation ----------------------------------------------------------------
     def validate(self, config: Any) -> Config:
+        """``config`` with every value in its variable's canonical form (an integer as ``int``, a level as given);
+        a missing or unknown variable, or a value outside its domain, raises :class:`InvalidConfigError`."""
         if not isinstance(config, Mapping):
             raise InvalidConfigError(f"a configuration must be a mapping of {self.names}, got {type(config).__name__}")
         if len(config) != len(self._names) or any(n not in config for n in self._names):
@@ -425,6 +430,7 @@ class Space(SearchSpace):
         return {v.name: v.validate(config[v.name]) for v in self.variables}
 
     def key(self, config: Config) -> tuple:
+        """The values in the variables' order, as a hashable tuple (a dict key for the configurations seen)."""
         return tuple(_plain(config[n]) for n in self._names)
 
     # -- sampling and neighbours -----------------------------------------------------
@@ -436,6 +442,12 @@ class Space(SearchSpace):
         return configs[0] if n is None else configs
 
     def neighbours(self, config: Config) -> list[Config]:
+        """Every configuration that differs from ``config`` in one discrete variable by one step: an adjacent
+        level of an :class:`Integer` or :class:`Ordinal`, any other choice of a :class:`Categorical` (a
+        :class:`Binary` flipped). Continuous variables contribute none (a local search on them perturbs
+        ``to_unit`` coordinates instead). The order is the variables' order, then the variable's own;
+        ``config`` itself is not included. Local search (simulated annealing) and mutation
+        (:meth:`SearchSpace.mutate`, regularized evolution) draw from this list."""
         out = []
         for v in self.variables:
             for w in v.neighbours(config[v.name]):

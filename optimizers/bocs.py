@@ -111,6 +111,7 @@ class BOCS(Optimizer):
     """
 
     name = "bocs"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "BOCS-SA: horseshoe sparse Bayesian regression on 2nd-order interactions, Thompson sampling + SA"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)

@@ -101,6 +101,7 @@ class Combo(Optimizer):
     """COMBO (combo.txt): GP with ARD diffusion kernel on the combinatorial graph, EI, local search."""
 
     name = "combo"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "COMBO: GP with ARD diffusion kernel on the graph Cartesian product, horseshoe priors, slice sampling, EI"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)

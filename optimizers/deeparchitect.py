@@ -443,6 +443,7 @@ class DAEvolution(_DASearcher):
     """
 
     name = "da_evolution"
+    initial_points_setting = "population_size"  # a budget of at most this many is random search
     description = "DeepArchitect regularized evolution: population 100, tournament 25, one-value mutation"
     test_settings = {"population_size": 5, "sample_size": 3}  # small: quick conformance checks
     settings_spec = {

@@ -223,6 +223,7 @@ class DNGO(Optimizer):
     """Deep networks for global optimisation: adaptive-basis BLR, slice sampling, integrated EI."""
 
     name = "dngo"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = ("DNGO: 3x50 tanh net + Bayesian linear regression on its basis, quadratic prior mean, "
                    "slice-sampled hyperparameters, EI; linear in n (dngo.txt)")
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)

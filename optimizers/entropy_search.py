@@ -31,6 +31,7 @@ class EntropySearchOptimizer(Optimizer):
 
     needs = ("emcee",)  # the [bo] extra
     name = "entropy_search"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "GP (Matern-5/2 ARD, emcee) + Hennig-Schuler entropy search, Monte Carlo p_min"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)

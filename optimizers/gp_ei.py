@@ -52,6 +52,7 @@ class GPEI(Optimizer):
 
     needs = ("emcee",)  # the [bo] extra
     name = "gp_ei"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "GP (Matern-5/2 ARD, emcee hyperparameters) + expected improvement, Spearmint style"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True)
     # small settings for quick conformance checks (tests/test_every_plugin.py)

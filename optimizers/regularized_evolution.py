@@ -29,6 +29,7 @@ class RegularizedEvolution(Optimizer):
     """
 
     name = "regularized_evolution"
+    initial_points_setting = "population_size"  # a budget of at most this many is random search
     description = "regularized (aging) evolution with tournament selection (Real et al. 2019)"
     supports = Capabilities(spaces={"discrete", "architecture"}, fidelity="ignores",
                             parallel=True, initial_design=True)

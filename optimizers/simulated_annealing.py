@@ -30,6 +30,7 @@ class SimulatedAnnealing(Optimizer):
     """
 
     name = "simulated_annealing"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "simulated annealing over one-variable moves, geometric cooling (COMBO's SA baseline)"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=True, initial_design=True)
     test_settings = {"n_init": 3}  # small: quick conformance checks

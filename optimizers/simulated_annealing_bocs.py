@@ -36,6 +36,7 @@ class SimulatedAnnealingBOCS(Optimizer):
     """
 
     name = "simulated_annealing_bocs"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "BOCS's simulated annealing (T=1, x0.8 per step, one bit flip): combo.txt Table 1's SA baseline"
     supports = Capabilities(spaces={"discrete"}, fidelity="ignores", parallel=False)
     test_settings = {"n_init": 1}

@@ -40,6 +40,7 @@ class SMAC(Optimizer):
 
     needs = ("smac", "ConfigSpace")  # the [smac] extra
     name = "smac"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "SMAC3 random-forest SMBO via ask/tell (optional extra: pip install 'benchsuite[smac]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True,
                             initial_design=True)

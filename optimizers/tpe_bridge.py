@@ -42,6 +42,7 @@ class TPE(Optimizer):
 
     needs = ("optuna",)  # the [tpe] extra
     name = "tpe"
+    initial_points_setting = "n_init"  # a budget of at most this many is random search
     description = "Optuna TPE (tree-structured Parzen estimator) via ask/tell (optional extra: pip install 'benchsuite[tpe]')"
     supports = Capabilities(spaces={"continuous", "discrete", "mixed"}, fidelity="ignores", parallel=True,
                             initial_design=True)

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The wheel is the product: build it; install the core wheel alone (no extras) into a fresh virtual
-# environment and race a user's plugin on a lookup table there (what a cheap CI installs); then install
+# The wheel is the product: build it; run the README's commands as written (a fresh virtual environment,
+# the core install, a run, the [plot] extra, the Python example), the package path replaced by the wheel,
+# each timed; install the
+# core wheel alone (no extras) into a fresh virtual environment and race a user's plugin on a lookup table
+# there (what a cheap CI installs); then install
 # it with [all] into another fresh environment outside the checkout, and from an unrelated directory
 # run what a user's CI would run:
-#   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
+#   benchsuite list, a 50-trial run on a shipped lookup table,
 #   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
 #   on a protocol outside the repository (run twice: the second run must find nothing to do).
 # Prints the core install's time and size, and the time from installing the wheel to the finished tabular run.
@@ -37,6 +40,37 @@ missing = [n for n in need if n not in names]
 if tops != ["benchsuite"] or missing:
     sys.exit(f"check_wheel: top-level packages {tops} (want only benchsuite); missing {missing}")
 print(f"wheel: {len(names)} files, only the benchsuite package at top level")
+EOF
+
+step "the README's commands as a newcomer runs them (the package path replaced by the wheel), in a fresh folder"
+# "Try it" (a fresh virtual environment, the core install, the first run), then "From Python" (the [plot] extra
+# and the Python example), each command timed: the README quotes the install and the run
+mkdir -p "$WORK/readme"
+cd "$WORK/readme"
+python3 - "$REPO/README.md" "$WHEEL" > try.sh <<'EOF'
+import re, shlex, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+for section in ("## Try it", "## From Python"):
+    part = text[text.index(section):]
+    part = part[:part.index("\n## ", 1)]
+    for lang, block in re.findall(r"```(bash|python)\n(.*?)```", part, re.S):
+        if lang == "python":
+            print(f"cat > example.py <<'PYTHON'\n{block}PYTHON")
+            block = "python example.py"
+        for line in block.replace("/path/to/benchsuite", sys.argv[2]).splitlines():
+            if line.strip():
+                print(f'echo "@@ $(date +%s.%N) "{shlex.quote(line)} >&2')
+                print(line)
+print('echo "@@ $(date +%s.%N) end" >&2')
+EOF
+bash -euo pipefail try.sh > try.log 2>&1 || { cat try.log; fail "the README's commands failed"; }
+[ -s run.csv ] && [ -s run.provenance.json ] || { cat try.log; fail "the README's run wrote no result file"; }
+[ -s curves.png ] || { cat try.log; fail "the README's Python example drew no figure"; }
+python3 - try.log <<'EOF'
+import re, sys
+marks = [(float(m.group(1)), m.group(2)) for m in re.finditer(r"^@@ ([0-9.]+) (.*)$", open(sys.argv[1]).read(), re.M)]
+for (t0, cmd), (t1, _) in zip(marks, marks[1:]):
+    print(f"  {t1 - t0:5.1f} s  {cmd}")
 EOF
 
 # everything below runs outside the checkout, in a folder unrelated to it
@@ -114,16 +148,6 @@ T2=$(date +%s.%N)
 [ -s runs/svm.csv ] || fail "the tabular run wrote no result file"
 "$BS" list > list.txt
 grep -q "nb201_cifar10" list.txt && grep -q "dngo" list.txt || fail "benchsuite list misses built-ins"
-
-step "the README's Python API example"
-python3 - "$REPO/README.md" > api_example.py <<'EOF'
-import re, sys
-text = open(sys.argv[1], encoding="utf-8").read()
-section = text[text.index("## Python API"):]
-print(re.search(r"```python\n(.*?)```", section, re.S).group(1))
-EOF
-"$WORK/venv/bin/python" api_example.py > api_example.log
-[ -s runs/curves.png ] || fail "the API example drew no figure"
 
 step "the conformance kit and race on a user's plugin file"
 "$BS" check my_search.py:MySearch --budget 10 --seeds 2

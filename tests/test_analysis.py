@@ -191,7 +191,9 @@ def test_report_writes_every_declared_output(result_files, tmp_path: Path) -> No
     page = (out / "index.md").read_text()
     assert "![" in page and "(curves_time.png)" in page and "## Provenance" in page and "rs2" in page
     # 2 benchmarks x 3 repetitions = 6 complete blocks: tested, with a diagram
-    assert "## Statistics" in page and "### At the budget" in page and "(cd_budget.png)" in page
+    assert "## Statistics" in page and "### Tests at the budget" in page and "(cd_budget.png)" in page
+    # the heading says where; the text under it does not say it again
+    assert "\nAt the budget:" not in page and "\n6 complete blocks" in page
     table = pd.read_csv(out / "table.csv")
     assert set(table["axis"]) == {"evaluations", "time"} and set(table["n"]) == {3}
     analysis.write_index([proto], tmp_path / "reports", tmp_path / "reports" / "index.md")
@@ -212,3 +214,11 @@ def test_cli_analyse_writes_aggregate_and_report(result_files) -> None:
     proto = load_protocol(proto_path)
     for p in [*analysis.aggregate_outputs(proto), *analysis.report_outputs(proto)]:
         assert (root / p).stat().st_size > 0, p
+
+
+def test_provenance_without_a_git_checkout_says_so_in_words() -> None:
+    from benchsuite.analysis.report import _provenance_md
+
+    lines = _provenance_md([{"git_commit": None, "finished_utc": "t", "benchsuite_version": "0.1"}])
+    line = next(x for x in lines if x.startswith("- git commit:"))
+    assert "None" not in line and "not a git checkout" in line

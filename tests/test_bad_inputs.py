@@ -800,7 +800,11 @@ def test_a_benchmark_that_raises_in_evaluate_is_a_failed_trial_not_an_error(caps
     assert load_result(out)["status"].eq("failed").all()
     # each failure: one line on stderr, its traceback (with the configuration) in the failure log
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 3 and all("evaluate() raised ArithmeticError: evaluate" in e for e in err), err
+    notes = [e for e in err if e.startswith("benchsuite: note:")]
+    failures = [e for e in err if e not in notes]
+    assert len(failures) == 3 and all("evaluate() raised ArithmeticError: evaluate" in e for e in failures), err
+    # and one line at the end says the run has no incumbent, and why
+    assert len(notes) == 1 and "all 3 trials failed, so the run has no incumbent" in notes[0], err
     log = (tmp_path / "r.csv.failures.log").read_text()
     assert log.count("Traceback (most recent call last)") == 3 and 'raise ArithmeticError("evaluate")' in log
     assert "trial 2 " in log and '{"x":' in log

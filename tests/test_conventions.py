@@ -96,7 +96,6 @@ def test_a_core_install_lists_what_is_missing_and_still_races_on_a_table(tmp_pat
 @pytest.mark.parametrize("args,extra", [
     (["run", "-b", "nb201_live", "-o", "random_search", "--budget-evals", "2"], "nas"),
     (["run", "-b", "branin", "-o", "gp_ei", "--budget-evals", "2"], "bo"),
-    (["describe", "nb201_live"], "nas"),
 ])
 def test_a_missing_extra_is_one_line_naming_it(tmp_path: Path, args: list[str], extra: str) -> None:
     code = (f"import sys\nfrom benchsuite.cli import main\n"
@@ -106,6 +105,19 @@ def test_a_missing_extra_is_one_line_naming_it(tmp_path: Path, args: list[str], 
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("benchsuite: error: ") and f"pip install 'benchsuite[{extra}]'" in proc.stderr
     assert not (tmp_path / "r.csv").exists()
+
+
+@pytest.mark.parametrize("name,extra,shown", [("nb201_live", "nas", "edge_3_2"), ("gp_ei", "bo", "n_init"),
+                                              ("svm_mnist_live", "svm", "fidelity")])
+def test_describe_shows_a_plugin_before_its_extra_is_installed(tmp_path: Path, name: str, extra: str,
+                                                               shown: str) -> None:
+    """A user sees what a benchmark or optimizer is, and what to install for it, before installing it."""
+    code = f"import sys\nfrom benchsuite.cli import main\nsys.exit(main(['describe', {name!r}]))\n"
+    proc = in_core_env(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("(not usable here: it needs ") and f"pip install 'benchsuite[{extra}]'" in first
+    assert shown in proc.stdout and "settings:" in proc.stdout, proc.stdout
 
 
 def test_a_lazy_import_of_a_missing_extra_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -163,7 +163,7 @@ def test_shared_model_code_never_imports_a_plugin() -> None:
 # (DESIGN.md draws the same picture; a new module gets a layer here when it is added.)
 LAYERS: list[tuple[str, ...]] = [
     ("benchsuite.errors", "benchsuite.paths", "benchsuite.seeding", "benchsuite.version", "benchsuite.locks",
-     "benchsuite.extras"),
+     "benchsuite.extras", "benchsuite.activity"),
     ("benchsuite.settings", "benchsuite.space", "benchsuite.results", "benchsuite.published"),
     ("benchsuite.benchmark", "benchsuite.optimizer", "benchsuite.convert", "benchsuite.data",
      "benchsuite.provenance"),
@@ -173,7 +173,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchsuite.registry", "benchsuite.runner", "benchsuite.execute", "benchsuite.protocol", "benchsuite.testing",
      "benchsuite.backends", "benchsuite.replay", "benchsuite.retrain"),
     ("benchsuite.api", "benchsuite.analysis", "benchsuite.cli_check"),
-    ("benchsuite.cli", "benchsuite.cli_workflow", "benchsuite.cli_reproductions", "benchsuite.analysis.__main__",
+    ("benchsuite.cli", "benchsuite.cli_progress", "benchsuite.cli_workflow", "benchsuite.cli_reproductions", "benchsuite.analysis.__main__",
      "benchsuite"),
 ]
 

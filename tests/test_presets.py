@@ -65,7 +65,10 @@ def test_a_live_run_prints_training_progress(tmp_path: Path, capsys: pytest.Capt
         args += ["--benchmark-set", f"{k}={v}"]
     assert main([*args, "--out", str(tmp_path / "r.csv")]) == 0
     err = capsys.readouterr().err
-    assert "  training: epoch 1/" in err and "at the paper's size" not in err
+    # each training line names the trial and its configuration (the six operations of the cell)
+    line = next(x for x in err.splitlines() if "epoch 1/" in x)
+    assert line.startswith("  training trial 0 ") and line.count(",") >= 5, line
+    assert "at the paper's size" not in err
     # the threads a CPU trial trained with are in its info (test settings: one)
     import json
 
