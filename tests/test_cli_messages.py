@@ -88,11 +88,20 @@ def test_an_output_name_of_another_format_is_refused_in_one_line(tmp_path: Path,
         benchsuite.run("branin", "random_search", budget_evals=4, out=out)
 
 
-@pytest.mark.parametrize("name", ["r.csv", "r.CSV", "run_without_extension", "results.v2.csv"])
-def test_csv_names_and_names_without_an_extension_are_written(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("name", ["r.csv", "results.v2.csv"])
+def test_csv_names_are_written(tmp_path: Path, name: str) -> None:
     out = tmp_path / name
     assert main(["run", "-b", "branin", "-o", "random_search", "--budget-evals", "3", "--out", str(out), "-q"]) == 0
     assert len(load_result(out)) == 3
+
+
+@pytest.mark.parametrize("name", ["r.CSV", "run_without_extension"])
+def test_names_not_ending_in_csv_are_refused_with_the_name_that_would_do(tmp_path: Path, name: str,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """Without the lower-case .csv a result would share its provenance file's name with another result's."""
+    rc = main(["run", "-b", "branin", "-o", "random_search", "--budget-evals", "3", "--out", str(tmp_path / name)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and f"give '{name}.csv'" in err and list(tmp_path.iterdir()) == []
 
 
 def test_quiet_means_no_progress_and_no_summary(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
