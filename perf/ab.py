@@ -73,6 +73,8 @@ BENCHES: dict[str, tuple[str, float, str]] = {
     "cli_run": ("s", 1.0, "benchsuite run: 1 trial on nb201_cifar10"),
 }
 PROCESS_BENCHES = ("import_cli", "version", "cli_run")
+# the tree's root goes last on sys.path too: commits before 2026-11-25 import their plugins as the top-level
+# package ``optimizers``, which the editable install does not map
 SITECUSTOMIZE = """\
 import os, sys
 if os.environ.get({var!r}):
@@ -80,6 +82,7 @@ if os.environ.get({var!r}):
     import _tree
     _tree.use(os.environ[{var!r}])
     sys.path.remove({perf!r})
+    sys.path.append(os.environ[{var!r}])
 """
 
 

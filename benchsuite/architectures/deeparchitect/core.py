@@ -433,6 +433,30 @@ class Graph:
                     raise ValueError(f"substitution module {m.name} is declared closed but its expansion creates a "
                                      f"dependent hyperparameter on unassigned ones; drop closed=True")
 
+    def dispose(self) -> None:
+        """Break the graph's reference cycles so that reference counting frees it at once; unusable afterwards.
+
+        Modules point at their graph, inputs and outputs at their module and at each other, hyperparameters at
+        their modules and dependents: a graph is thousands of objects in cycles, and left to the cyclic
+        collector (which runs as soon as a walk re-enables it) they cost more than the walk that made them
+        (features of NB201 cells: 3.2 ms a list kept for the collector, 1.2 ms disposed; measured in one
+        process). Only for a graph nothing else holds (:meth:`~.daspace.DASpace.features` walks one of its own).
+        """
+        for m in self.modules:
+            m.graph = None  # type: ignore[assignment]
+            for i in m.inputs.values():
+                i.src = None
+                i.module = None  # type: ignore[assignment]
+            for o in m.outputs.values():
+                o.dsts = []
+                o.module = None  # type: ignore[assignment]
+            m.hyperps = {}
+        for h in self.hyperparameters:
+            h.modules = []
+            h.dependents = []
+        self.modules, self.hyperparameters, self.names, self._fresh = [], [], {}, []
+        self.inputs, self.outputs = {}, {}
+
     # -- Algorithms 5 and 2 (ordered traversal)
     def ordered_modules(self) -> list[Module]:
         """Modules reachable backwards from the outputs, in the unique order of Algorithm 5."""
