@@ -3,8 +3,9 @@
     .venv/bin/python perf/ab.py BASE [HEAD] [--quick] [--rounds N] [--only NAME ...] [--json FILE]
 
 ``BASE`` and ``HEAD`` are git revisions; ``HEAD`` left out is this checkout's working tree as it is
-(uncommitted changes included), and ``BASE`` may be ``parent``: the commit this one was made on (for a merge,
-the commit its branch started from, i.e. the merge base of its two parents). Each revision is checked out
+(uncommitted changes included), and ``BASE`` may be ``merge-base``: where this branch left ``main`` (on ``main``
+itself: the commit before the last merge, so that a merged change is measured against what it changed). Each
+revision is checked out
 with ``git worktree add --detach`` under a temporary folder, removed at the end. Both sides run in this
 checkout's virtual environment with their own code: a ``sitecustomize`` on ``PYTHONPATH`` points the
 editable install at the tree under test (``perf/_tree.py``), in every process the side starts, so the
@@ -33,7 +34,7 @@ difference), the wall times, and whether both sides computed the same thing (a d
 benchmark's outputs: losses looked up, the run's rows without their timing columns, the file read back,
 the suggestion made). Timings depend on the machine and its load; read the ratios and the load average
 printed beside them. Nothing here fails on a slowdown: it informs (CI prints ``--quick`` against the
-parent commit). ``--quick`` (three rounds, smaller repeats) takes under two minutes on two shared cores.
+merge base). ``--quick`` (three rounds, smaller repeats) takes under two minutes on two shared cores.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -273,13 +275,23 @@ def _git(*args: str) -> str:
 
 
 def resolve_base(spec: str) -> str:
-    """A revision's full hash; ``parent``: the commit HEAD was made on (a merge: where its branch started)."""
-    if spec == "parent":
-        parents = _git("rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
-        if not parents:
-            raise SystemExit("ab: HEAD has no parent commit in this clone; give BASE explicitly")
-        return _git("merge-base", *parents[:2]) if len(parents) > 1 else parents[0]
-    return _git("rev-parse", "--verify", f"{spec}^{{commit}}")
+    """A revision's full hash. ``merge-base``: where HEAD's branch left ``main`` (or ``origin/main``); on ``main``
+    itself, HEAD's first parent (``main`` before the last change was merged), so it measures one change."""
+    if spec != "merge-base":
+        return _git("rev-parse", "--verify", f"{spec}^{{commit}}")
+    head = _git("rev-parse", "HEAD")
+    for ref in ("main", "origin/main"):
+        try:
+            base = _git("merge-base", "HEAD", ref)
+        except subprocess.CalledProcessError:
+            continue
+        if base != head:
+            return base
+        break
+    parents = _git("rev-list", "--parents", "-n", "1", "HEAD").split()[1:]
+    if not parents:
+        raise SystemExit("ab: no merge base and no parent of HEAD in this clone (a shallow clone?); give BASE")
+    return parents[0]
 
 
 class Side:
@@ -309,6 +321,14 @@ class Side:
         if self.owned:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(self.tree)],
                            capture_output=True)
+
+
+class _Stopped(Exception):
+    """A SIGTERM (a timeout): the rounds done are summarised and the worktrees removed."""
+
+
+def _stop(*_: object) -> None:
+    raise _Stopped
 
 
 def _child_cpu() -> float:
@@ -372,7 +392,8 @@ def summarise(names: list[str], results: dict[str, dict[str, list[dict]]], sides
     for n in names:
         unit, scale, what = BENCHES[n]
         b, h = results[base.label][n], results[head.label][n]
-        errs = [f"{s.label}: {r['error']}" for s, rs in ((base, b), (head, h)) for r in rs[-1:] if "error" in r]
+        errs = [f"{s.label}: {next(r['error'] for r in rs if 'error' in r)}" for s, rs in ((base, b), (head, h))
+                if any("error" in r for r in rs)]
         if errs:
             lines.append(f"| {n} ({what}) | {unit} | | | n/a ({'; '.join(errs)}) | | | |")
             continue
@@ -388,7 +409,7 @@ def summarise(names: list[str], results: dict[str, dict[str, list[dict]]], sides
 def main(argv: list[str] | None = None) -> int:
     """Command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("base", nargs="?", help="a git revision, or 'parent'")
+    p.add_argument("base", nargs="?", help="a git revision, or 'merge-base'")
     p.add_argument("head", nargs="?", help="a git revision (default: this checkout's working tree)")
     p.add_argument("--quick", action="store_true", help="three rounds, fewer repeats (under two minutes)")
     p.add_argument("--rounds", type=int, help="rounds of each side (default 3 with --quick, else 7)")
@@ -405,9 +426,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{n:15s} {unit:3s} {what}")
         return 0
     if not args.base:
-        p.error("give BASE (a git revision, or 'parent')")
+        p.error("give BASE (a git revision, or 'merge-base')")
     names = args.only or list(BENCHES)
     rounds = args.rounds or (3 if args.quick else 7)
+    signal.signal(signal.SIGTERM, _stop)
     work = Path(tempfile.mkdtemp(prefix="benchsuite-ab-"))
     (work / "site").mkdir()
     (work / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE.format(var=TREE_VAR, perf=str(HERE)))
@@ -422,17 +444,27 @@ def main(argv: list[str] | None = None) -> int:
               f"load average {load0[0]:.2f} / {load0[1]:.2f} / {load0[2]:.2f} on {os.cpu_count()} cores", flush=True)
         inproc = [n for n in names if n not in PROCESS_BENCHES]
         results: dict[str, dict[str, list[dict]]] = {s.label: {n: [] for n in names} for s in sides}
-        for r in range(rounds):
-            order = sides if r % 2 == 0 else sides[::-1]
-            for s in order:
-                if inproc:
-                    for n, v in run_worker(s, inproc, args.quick).items():
-                        results[s.label][n].append(v)
-            for n in names:
-                if n in PROCESS_BENCHES:
-                    for s in order:
-                        results[s.label][n].append(run_process_bench(n, s, work))
-            print(f"  round {r + 1}/{rounds} done (load {os.getloadavg()[0]:.2f})", flush=True)
+        done = 0
+        try:
+            for r in range(rounds):
+                order = sides if r % 2 == 0 else sides[::-1]
+                got: dict[str, dict[str, dict]] = {s.label: {} for s in sides}
+                for s in order:
+                    if inproc:
+                        got[s.label].update(run_worker(s, inproc, args.quick))
+                for n in names:
+                    if n in PROCESS_BENCHES:
+                        for s in order:
+                            got[s.label][n] = run_process_bench(n, s, work)
+                for s in sides:  # a round counts whole, so that both sides have the same rounds
+                    for n in names:
+                        results[s.label][n].append(got[s.label][n])
+                done += 1
+                print(f"  round {r + 1}/{rounds} done (load {os.getloadavg()[0]:.2f})", flush=True)
+        except _Stopped:
+            print(f"  stopped (SIGTERM) after {done} of {rounds} rounds", flush=True)
+        if not done:
+            return 1
         print("\n".join(summarise(names, results, sides)))
         load1 = os.getloadavg()
         print(f"load average at the end {load1[0]:.2f} / {load1[1]:.2f} / {load1[2]:.2f}; CPU times per operation, "

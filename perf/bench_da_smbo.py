@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def worker(seed: int, evals: int, workers: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """Command line."""
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("base", nargs="?", help="a git revision, or 'parent'")
+    p.add_argument("base", nargs="?", help="a git revision, or 'merge-base'")
     p.add_argument("head", nargs="?", help="a git revision (default: this checkout's working tree)")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     p.add_argument("--evals", type=int, default=120, help="evaluations per run (default 120)")
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(worker(args.worker, args.evals, args.workers)))
         return 0
     if not args.base:
-        p.error("give BASE (a git revision, or 'parent')")
+        p.error("give BASE (a git revision, or 'merge-base')")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a timeout removes the worktrees too
     work = Path(tempfile.mkdtemp(prefix="benchsuite-ab-"))
     (work / "site").mkdir()
     (work / "site" / "sitecustomize.py").write_text(ab.SITECUSTOMIZE.format(var=ab.TREE_VAR, perf=str(ab.HERE)))

@@ -164,14 +164,28 @@ class Module:
 
     def __init__(self, type_name: str, input_names: Sequence[str], output_names: Sequence[str],
                  hyperps: Mapping[str, Hyperparameter]):
+        # written out for speed (SMBO builds hundreds of graphs of hundreds of modules per decision): this is
+        # _current_graph() and graph._unique(type_name), with one-input one-output modules made directly
         self.type_name = type_name
-        graph = _current_graph()
-        self.name = graph._unique(type_name)
-        self.inputs = inputs = {n: Input(self, n) for n in input_names}
-        self.outputs = {n: Output(self, n) for n in output_names}
-        # the inputs in sorted local-name order (the traversal order of Algorithms 2 and 5), once
-        self.in_order: tuple[Input, ...] = (tuple(inputs.values()) if len(inputs) < 2
-                                            else tuple(inputs[n] for n in sorted(inputs)))
+        stack = getattr(_LOCAL, "stack", None)
+        if not stack:
+            _current_graph()  # raises the error that says where modules are made
+        graph = stack[-1]
+        counters = graph.counters
+        n = counters.get(type_name, 0) + 1
+        counters[type_name] = n
+        self.name = f"{type_name}-{n}"
+        if input_names == ("in",):
+            i = Input(self, "in")
+            self.inputs = {"in": i}
+            # the inputs in sorted local-name order (the traversal order of Algorithms 2 and 5), once
+            self.in_order: tuple[Input, ...] = (i,)
+        else:
+            self.inputs = inputs = {n: Input(self, n) for n in input_names}
+            self.in_order = (tuple(inputs.values()) if len(inputs) < 2
+                             else tuple(inputs[n] for n in sorted(inputs)))
+        self.outputs = {"out": Output(self, "out")} if output_names == ("out",) else \
+            {n: Output(self, n) for n in output_names}
         self.hyperps: dict[str, Hyperparameter] = {}
         if hyperps:
             for local in sorted(hyperps):
