@@ -30,5 +30,5 @@ def test_ab_names_its_benchmarks() -> None:
     out = subprocess.run([sys.executable, "perf/ab.py", "--list"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     names = [ln.split()[0] for ln in out.splitlines()]
-    assert {"nb201_eval", "nb201_batch", "svm_eval", "svm_batch", "surrogate_eval", "runloop", "result_write",
+    assert {"nb201_eval", "nb201_batch", "svm_eval", "svm_batch", "surrogate_eval", "run_trial", "runloop", "result_write",
             "result_read", "da_smbo_100", "import_cli", "version", "cli_run"} <= set(names)
