@@ -105,8 +105,7 @@ def random_draw(space: SearchSpace, rng: np.random.Generator) -> tuple[Any, list
 
 def random_architecture(space: SearchSpace, rng: np.random.Generator) -> tuple[Any, None]:
     """:func:`random_draw`'s architecture without its decisions (the same draws from ``rng``, so the same
-    architecture): SMBO and random search use only the architecture, and listing the decisions of 512
-    candidates per ask is a sixth of a warm SMBO decision."""
+    architecture): SMBO and random search use only the architecture, and SMBO draws 512 per ask."""
     if "hyperparameters" in space.capabilities:
         return space.sample(rng), None
     return random_walk(space, rng)[0], None
