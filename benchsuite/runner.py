@@ -232,8 +232,7 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
     inc_text: dict[Any, str] = {}  # incumbent key -> its JSON text (the test loss: benchmark.memo_test_loss)
     best_loss: dict[Any, tuple[int, float]] = {}  # key -> (is full fidelity, best loss)
     fid_axis = benchmark.fidelity
-    # the object recommend() returned last, its key, JSON text and test loss: most tells leave it unchanged
-    last_incumbent: list[Any] = [None, None, None, None]
+    last_incumbent: list[Any] = [None, None]  # (object recommend() returned, its key)
 
     def record(trial: Trial, result: Result, incumbent: Any, t_ask: float, start: float, end: float, told: float,
                overhead: float) -> dict[str, Any]:
@@ -245,14 +244,14 @@ def _row_maker(benchmark: Benchmark) -> RowFn:
                 best_loss[key] = (rank[0], result.loss)
         inc_json = inc_loss = inc_test = None
         if incumbent is not None:
-            if incumbent is not last_incumbent[0]:
-                ikey = space.key(space.validate(incumbent))
-                if ikey not in inc_text:
-                    inc_text[ikey] = space.to_json(incumbent)
-                last_incumbent[:] = [incumbent, ikey, inc_text[ikey],
-                                     benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))]
-            _, ikey, inc_json, inc_test = last_incumbent
+            if incumbent is not last_incumbent[0]:  # most tells leave the incumbent unchanged
+                last_incumbent[:] = [incumbent, space.key(space.validate(incumbent))]
+            ikey = last_incumbent[1]
             inc_loss = best_loss.get(ikey, (0, math.nan))[1]
+            if ikey not in inc_text:
+                inc_text[ikey] = space.to_json(incumbent)
+            inc_json = inc_text[ikey]
+            inc_test = benchmark.memo_test_loss(ikey, lambda: benchmark.test_loss(incumbent))
         info = {**trial.info, **result.info}  # trial.info is the suggestion's info
         return {
             "trial": trial.id, "worker": trial.worker, "status": "failed" if result.failed else "ok",
