@@ -736,6 +736,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _hash_stable_reexec(sys.argv[1:])
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # argparse's answer, without building every subcommand's parser (and its imports)
+        from .version import __version__
+
+        print(f"benchsuite {__version__}")
+        return 0
     try:
         parser = _parser()
         if argv[:1] == ["workflow"]:

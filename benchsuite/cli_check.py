@@ -18,13 +18,15 @@ import inspect
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .benchmark import Benchmark
 from .errors import BenchsuiteError, UnknownNameError
-from .optimizer import Optimizer
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .optimizer import Optimizer
+
+# numpy and the plugin interfaces are imported where they are used: every `benchsuite` command builds this
+# subcommand's parser, and `benchsuite --version` or a run should not pay for them
 
 BASELINE = "random_search"
 
@@ -64,6 +66,8 @@ def _positive_int(text: str) -> int:
 def load_plugin(spec: str) -> type:
     """The Optimizer or Benchmark class named by ``spec`` (registered name, module:Class, file.py:Class)."""
     from . import registry
+    from .benchmark import Benchmark
+    from .optimizer import Optimizer
 
     if ":" not in spec:
         for kind in ("optimizer", "benchmark"):
@@ -121,6 +125,9 @@ def _short(value: object, limit: int = 200) -> str:
 
 def _plugin_classes(module: Any) -> list[str]:
     """Names of the concrete Optimizer/Benchmark subclasses defined in ``module`` itself."""
+    from .benchmark import Benchmark
+    from .optimizer import Optimizer
+
     return sorted(name for name, obj in vars(module).items()
                   if inspect.isclass(obj) and issubclass(obj, (Optimizer, Benchmark))
                   and obj.__module__ == module.__name__ and not inspect.isabstract(obj))
@@ -148,6 +155,8 @@ def _final_loss(rows: list[dict]) -> float:
 
 def race(cls: type[Optimizer], table: str, budget: int, seeds: int, settings: dict[str, Any]) -> dict[str, float]:
     """Median final loss of ``cls`` and of random search over ``seeds`` runs of ``budget`` evaluations."""
+    import numpy as np
+
     from .registry import get_optimizer, make_benchmark
     from .runner import run
 
@@ -169,6 +178,7 @@ def _line(exc: BaseException) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Run ``benchsuite check``; returns the exit status (0 pass, 1 failures)."""
+    from .benchmark import Benchmark
     from .testing import check_benchmark, check_constrained, check_optimizer
 
     cls = load_plugin(args.plugin)

@@ -10,6 +10,13 @@ their own through the entry-point groups ``benchsuite.optimizers`` and
 A module that fails to import does not break the registry: it is listed as unavailable with
 the reason. A plugin whose declared ``needs`` (optional packages, benchsuite.extras) are not installed is
 listed as unavailable too, with the pip extra to install.
+
+Looking one built-in plugin up by name (:func:`get_optimizer`, :func:`get_benchmark`, :func:`lookup`) imports
+only the module :data:`BUILTIN_MODULES` names for it, not every plugin module: a one-trial run on a table
+would otherwise import COMBO's, BoTorch's and the live benchmarks' modules (scipy.special alone costs about
+0.1 s) to use random search. The listing, a name the index lacks and a module that fails to import go through
+the full scan, so a plugin file dropped in is found all the same; ``tests/test_registry.py`` checks the
+index against the scan.
 """
 from __future__ import annotations
 
@@ -132,6 +139,55 @@ def _all(kind: str) -> dict[str, Entry]:
     return dict(sorted(found.items()))
 
 
+#: the module (under benchsuite.optimizers / benchsuite.benchmarks) that defines each built-in plugin, so that
+#: looking one up imports that module only (see the module docstring); the full scan is the authority
+BUILTIN_MODULES: dict[str, dict[str, str]] = {
+    "optimizer": {
+        "bocs": "bocs", "botorch_qlogei": "botorch_qlogei", "combo": "combo", "da_evolution": "deeparchitect",
+        "da_mcts": "deeparchitect", "da_random": "deeparchitect", "da_smbo": "deeparchitect", "dngo": "dngo",
+        "entropy_search": "entropy_search", "fabolas": "fabolas", "gp_ei": "gp_ei", "hyperband": "hyperband",
+        "mtbo": "mtbo", "nasbot": "nasbot", "nasbot_ea": "nasbot", "nasbot_rand": "nasbot",
+        "random_search": "random_search", "regularized_evolution": "regularized_evolution",
+        "simulated_annealing": "simulated_annealing", "simulated_annealing_bocs": "simulated_annealing_bocs",
+        "smac": "smac_bridge", "tpe": "tpe_bridge",
+    },
+    "benchmark": {
+        "branin": "synthetic", "branin_discrete": "synthetic", "branin_mf": "synthetic", "camelback": "synthetic",
+        "hartmann3": "synthetic", "hartmann6": "synthetic", "combo_nas": "combo_nas", "contamination": "combo_problems",
+        "ising": "combo_problems", "pest_control": "combo_problems", "da_nb201_cifar10": "deeparchitect",
+        "da_nb201_cifar100": "deeparchitect", "da_nb201_imagenet16": "deeparchitect",
+        "deeparchitect_cifar10": "deeparchitect", "logreg_mnist": "logreg_mnist", "maxsat28": "maxsat",
+        "maxsat43": "maxsat", "maxsat60": "maxsat", "nasbot_cnn_cifar10": "nasbot_live",
+        "nasbot_mlp_blog": "nasbot_live", "nasbot_mlp_indoor": "nasbot_live", "nasbot_mlp_naval": "nasbot_live",
+        "nasbot_mlp_news": "nasbot_live", "nasbot_mlp_protein": "nasbot_live", "nasbot_mlp_slice": "nasbot_live",
+        "nb201_cifar10": "nb201", "nb201_cifar100": "nb201", "nb201_imagenet16": "nb201", "nb201_live": "nb201_live",
+        "sleep_branin": "sleep_branin", "svm_mnist": "svm_mnist", "svm_mnist_live": "svm_mnist",
+        "svm_mnist_surrogate": "svm_mnist",
+    },
+}
+_PACKAGES = {"optimizer": ("benchsuite.optimizers", Optimizer), "benchmark": ("benchsuite.benchmarks", Benchmark)}
+
+
+def indexed_entry(kind: str, name: str) -> Entry | None:
+    """The entry of built-in plugin ``name`` from the one module :data:`BUILTIN_MODULES` names for it; None when
+    the index does not name it or its module does not import or define it (the full scan then decides)."""
+    modname = BUILTIN_MODULES.get(kind, {}).get(name)
+    if modname is None:
+        return None
+    package, base = _PACKAGES[kind]
+    try:
+        module = importlib.import_module(f"{package}.{modname}")
+    except Exception:  # noqa: BLE001 - the scan reports it, as for a listing
+        return None
+    for cls in _classes_in(module, base):
+        if cls.name == name:
+            return _entry(name, cls, "builtin")
+    return None
+
+
+_SCAN = _all
+
+
 def optimizers() -> dict[str, Entry]:
     """All known optimizer plugins by name (built-in first, then entry points)."""
     return _all("optimizer")
@@ -146,6 +202,10 @@ def lookup(kind: str, name: str) -> Entry:
     """The registry entry of optimizer or benchmark ``name`` (``kind`` is "optimizer" or
     "benchmark"); unknown names raise :class:`UnknownNameError` with close matches. The
     entry of an unavailable plugin (missing extra) is returned; its ``obj`` is None."""
+    # the index only shortcuts the scan: where the table itself was replaced (tests substitute _all), it answers
+    entry = indexed_entry(kind, name) if _all is _SCAN else None
+    if entry is not None:
+        return entry
     table = optimizers() if kind == "optimizer" else benchmarks()
     entry = table.get(name)
     if entry is None:

@@ -103,6 +103,14 @@ def random_draw(space: SearchSpace, rng: np.random.Generator) -> tuple[Any, list
     return random_walk(space, rng)
 
 
+def random_architecture(space: SearchSpace, rng: np.random.Generator) -> tuple[Any, None]:
+    """:func:`random_draw`'s architecture without its decisions (the same draws from ``rng``, so the same
+    architecture): SMBO and random search use only the architecture, and SMBO draws 512 per ask."""
+    if "hyperparameters" in space.capabilities:
+        return space.sample(rng), None
+    return random_walk(space, rng)[0], None
+
+
 def feature_buckets(features: Sequence[str], size: int) -> np.ndarray:
     """Stable bucket of each feature string: CRC-32 of its UTF-8 bytes modulo ``size``."""
     return np.fromiter((zlib.crc32(f.encode("utf-8")) % size for f in features), dtype=np.int64,
@@ -150,7 +158,7 @@ class DARandom(_DASearcher):
     description = "DeepArchitect random search: uniform value at every hyperparameter of the walk (Algorithm 3)"
 
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
-        config, _ = self._propose(lambda: random_draw(self.space, self.rng))
+        config, _ = self._propose(lambda: random_architecture(self.space, self.rng))
         return Suggestion(config, self.full_fidelity())
 
 
@@ -373,7 +381,7 @@ class DASMBO(_DASearcher):
     def ask(self, pending: Sequence[Trial] = ()) -> Suggestion:
         busy = self._pending_keys(pending)
         explore = self.rng.random() < self.settings["exploration_prob"]
-        draw = lambda: random_draw(self.space, self.rng)  # noqa: E731
+        draw = lambda: random_architecture(self.space, self.rng)  # noqa: E731
         if explore or self._w is None:
             config, _ = self._propose(draw, busy)
             return Suggestion(config, self.full_fidelity(), info={"smbo": "random"})

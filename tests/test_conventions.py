@@ -77,6 +77,27 @@ def test_core_commands_import_no_optional_package(tmp_path: Path) -> None:
     assert "LOADED []" in proc.stdout, proc.stdout[-500:]
 
 
+def test_the_command_line_starts_without_numpy_and_runs_on_tables_without_heavy_libraries(tmp_path: Path) -> None:
+    """What every `benchsuite` process pays before its work: importing the CLI (twice for a run, which re-executes
+    itself to fix the hash seed) loads neither torch nor numpy; `--version` answers from there; a one-trial run
+    on a table, a synthetic function or a DeepArchitect space on a table loads no torch, POT, scipy or pandas."""
+    heavy = ("torch", "ot", "scipy", "pandas", "sklearn", "matplotlib")
+    code = ("import sys\nimport benchsuite.cli\n"
+            f"print('CLI', sorted(m for m in {(*heavy, 'numpy', 'yaml')!r} if m in sys.modules))\n"
+            "from benchsuite.cli import main\n"
+            "assert main(['--version']) == 0\n"
+            f"print('VERSION', sorted(m for m in {(*heavy, 'numpy', 'yaml')!r} if m in sys.modules))\n"
+            f"for bench, opt in (('nb201_cifar10', 'random_search'), ('branin', 'random_search'), "
+            f"('da_nb201_cifar10', 'da_smbo')):\n"
+            f"    assert main(['run', '-b', bench, '-o', opt, '--budget-evals', '1', '--out', "
+            f"{str(tmp_path / 'r.csv')!r}, '-q']) == 0\n"
+            f"print('RUN', sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(ln.split(" ", 1) for ln in proc.stdout.splitlines() if ln.split(" ", 1)[0] in ("CLI", "VERSION", "RUN"))
+    assert lines == {"CLI": "[]", "VERSION": "[]", "RUN": "[]"}, proc.stdout
+
+
 def test_a_core_install_lists_what_is_missing_and_still_races_on_a_table(tmp_path: Path) -> None:
     code = ("from benchsuite.cli import main\nimport sys\n"
             "assert main(['list']) == 0\n"

@@ -1,6 +1,7 @@
 """DeepArchitect language, PyTorch compilation and search spaces (deeparchitect.txt Sec. 4-7.1)."""
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 
@@ -433,6 +434,26 @@ def test_product_spaces_draw_without_walking_exactly_as_a_walk_draws(name):
     v = fast_draws[-1]  # a value list drawn without a walk answers like a walked one
     assert sp.hyperparameters(v) == slow.hyperparameters(v) and sp.is_valid(v) and sp.features(v) == slow.features(v)
     assert all(type(a) is type(b) for a, b in zip(v, slow.validate(list(v))))
+    # features of lists no walk made come from a graph assigned by name and disposed: the same as a walked graph's
+    assert [make_space(name, **SMALL[name]).features(d) for d in fast_draws[:3]] == \
+        [slow.features(d) for d in fast_draws[:3]]
+    assert [sp.features(d) for d in fast_draws] == [slow.features(d) for d in fast_draws]
+
+
+def test_features_of_product_lists_leave_nothing_for_the_cyclic_collector():
+    sp = make_space("nb201")
+    lists = [sp.sample(np.random.default_rng(3)) for _ in range(4)]
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for v in lists:
+            sp.features(v)
+        found = gc.collect()
+    finally:
+        if was:
+            gc.enable()
+    assert found == 0  # an NB201 network's graph is about 10,000 objects in cycles; disposed, none waits
 
 
 def test_a_wrong_product_declaration_is_refused():

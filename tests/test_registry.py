@@ -84,3 +84,42 @@ def test_plugins_in_sub_packages_are_found(tmp_path, monkeypatch):
     assert all(e.obj is not None for e in found.values())
     for mod in [m for m in sys.modules if m.startswith("fakeplugins")]:
         sys.modules.pop(mod)
+
+
+def test_the_index_of_builtin_modules_is_what_the_scan_finds():
+    """Looking a plugin up imports the module the index names; the index must name every built-in and only them."""
+    for kind in ("optimizer", "benchmark"):
+        package = registry._PACKAGES[kind][0]
+        scanned = {name: e.obj.__module__.removeprefix(package + ".") for name, e in registry._all(kind).items()
+                   if e.source == "builtin" and e.obj is not None}
+        index = registry.BUILTIN_MODULES[kind]
+        missing = {n: m for n, m in scanned.items() if index.get(n) != m}
+        assert not missing, f"add to registry.BUILTIN_MODULES[{kind!r}]: {missing}"
+        stale = sorted(set(index) - set(registry._all(kind)))
+        assert not stale, f"registry.BUILTIN_MODULES[{kind!r}] names plugins that do not exist: {stale}"
+        for name in scanned:
+            assert registry.lookup(kind, name) == registry._all(kind)[name]
+
+
+def test_looking_one_plugin_up_imports_its_module_only():
+    import subprocess
+
+    code = ("import sys\nfrom benchsuite import registry\n"
+            "registry.get_optimizer('random_search'); registry.get_benchmark('nb201_cifar10')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('benchsuite.optimizers.', 'benchsuite.benchmarks.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['benchsuite.benchmarks.nb201', 'benchsuite.optimizers.random_search']", out
+
+
+def test_an_unindexed_or_unavailable_name_goes_through_the_scan(third_party, monkeypatch):
+    # a third-party plugin is not in the index: found by the scan, as before
+    assert registry.get_optimizer("acme_search").name == "acme_search"
+    # an indexed plugin whose module fails to import: the scan decides (it lists the module as unavailable)
+    monkeypatch.setitem(sys.modules, "benchsuite.optimizers.tpe_bridge", None)
+    registry._all.cache_clear()
+    assert registry.indexed_entry("optimizer", "tpe") is None
+    assert "failed to import" in registry.optimizers()["tpe_bridge"].error
+    with pytest.raises(UnknownNameError):
+        registry.get_optimizer("tpe")
+    with pytest.raises(UnknownNameError, match="did you mean 'hartmann6'"):
+        registry.get_benchmark("hartman6")

@@ -192,6 +192,37 @@ class DASpace(ArchitectureSpace):
             if rec is not None and rec.values in self._graphs:
                 self._graphs.move_to_end(rec.values)
                 return self._graphs[rec.values]
+        g, hs = self._specify(vals, n_classes)
+        if n_classes == 10:
+            self._remember(g, hs)
+        return g, hs
+
+    def _specify(self, vals: list, n_classes: int = 10) -> tuple[core.Graph, list[core.Independent]]:
+        """A new terminal graph of a value list (nothing remembered); one-line InvalidConfigError if it does not fit.
+
+        A product space (see :meth:`sample`) assigns the positions of its first walk by name, in that walk's
+        order, without the walk's traversals (which list what is left to assign before and after): the same
+        assignments in the same order, so the same graph. A list that does not fit that shape is walked, and
+        the walk says what is wrong with it.
+        """
+        tmpl = self._product
+        if tmpl is not None and len(vals) == len(tmpl.names):
+            g = self.graph(n_classes)
+            hs = []
+            names = g.names
+            with core.paused_gc():
+                for pos, name in enumerate(tmpl.names):
+                    h = names.get(name)
+                    if not isinstance(h, core.Independent) or h.assigned or h.values != tmpl.domains[pos]:
+                        break
+                    k = h.index_of(vals[pos])
+                    if k < 0:
+                        break
+                    g.assign(h, h.values[k])
+                    hs.append(h)
+                else:
+                    g.round_starts = [0]
+                    return g, hs
 
         def ch(pos: int, h: core.Independent) -> Any:
             if pos >= len(vals):
@@ -211,8 +242,6 @@ class DASpace(ArchitectureSpace):
             raise InvalidConfigError(
                 f"{self.name}: value list too long: the architecture is fully specified after {len(hs)} value(s), "
                 f"{len(vals)} given (extra from position {len(hs)}: {vals[len(hs)]!r})")
-        if n_classes == 10:
-            self._remember(g, hs)
         return g, hs
 
     def hyperparameters(self, values: Any) -> list[tuple[str, tuple]]:
@@ -400,10 +429,22 @@ class DASpace(ArchitectureSpace):
         if memo_key is not None and memo_key in self._feature_memo:
             self._feature_memo.move_to_end(memo_key)
             return list(self._feature_memo[memo_key])
-        g, _ = self._replay(values)  # a kept graph (the replay keeps what it walks), so its id is its own
-        feats = self._features.get(id(g))
-        if feats is None:
-            feats = self._features[id(g)] = graph_features(g)
+        rec = self._known(values)
+        kept = self._graphs.get(rec.values) if rec is not None else None
+        if kept is not None:  # the walk just made (Nasbench, Nasnet sample by walking): its id is its own
+            g = kept[0]
+            feats = self._features.get(id(g))
+            if feats is None:
+                feats = self._features[id(g)] = graph_features(g)
+        else:  # a graph of its own, not kept: SMBO asks for hundreds of lists no walk made (product spaces)
+            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+                raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
+                                         f"{type(values).__name__}")
+            with core.paused_gc():
+                g, hs = self._specify(list(values))
+                self._remember(g, hs, keep_graph=False)
+                feats = graph_features(g)
+                g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
         if memo_key is not None:
             self._feature_memo[memo_key] = tuple(feats)
             if len(self._feature_memo) > _FEATURE_MEMO:
