@@ -149,7 +149,7 @@ BUILTIN_MODULES: dict[str, dict[str, str]] = {
         "mtbo": "mtbo", "nasbot": "nasbot", "nasbot_ea": "nasbot", "nasbot_rand": "nasbot",
         "random_search": "random_search", "regularized_evolution": "regularized_evolution",
         "simulated_annealing": "simulated_annealing", "simulated_annealing_bocs": "simulated_annealing_bocs",
-        "smac": "smac_bridge", "tpe": "tpe_bridge",
+        "smac": "smac_bridge", "tpe": "tpe_bridge", "treebo": "treebo",
     },
     "benchmark": {
         "branin": "synthetic", "branin_discrete": "synthetic", "branin_mf": "synthetic", "camelback": "synthetic",
