@@ -58,6 +58,7 @@ def column(fraction: float) -> str:
 
 
 CURVE_COLUMNS = tuple(column(f) for f in FRACTIONS)
+FINAL = column(1.0)  # the value at the budget, the scorecard's
 
 
 def protocol_sha256(protocol: Any) -> str:

@@ -34,6 +34,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -192,8 +193,9 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
 
     A benchmark the optimizer cannot run (its space kind, a fidelity it requires, the workers) or cannot build
     here (a missing data file) is left out of its leg with the reason, as the workflow leaves out an unavailable
-    plugin; a label a protocol already uses, a repetition count above a protocol's own, or settings the optimizer
-    rejects are one-line errors."""
+    plugin; a label a protocol already uses, an unknown protocol or benchmark, or settings the optimizer rejects
+    are one-line errors. ``--reps`` above a protocol's own repetitions races all of them (its committed runs end
+    there)."""
     from benchsuite import registry
     from benchsuite.errors import BenchsuiteError, UnsupportedError
     from benchsuite.paths import PROTOCOLS_DIR
@@ -202,8 +204,6 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
 
     options = options.check()
     label = options.label or str(getattr(optimizer_class, "name", "") or optimizer_class.__name__)
-    import re
-
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", label):
         raise InvalidSettingError(f"race: label {label!r}: use letters, digits and _ . + - (it names folders)")
     owner = f"optimizer {getattr(optimizer_class, 'name', '') or optimizer_class.__name__!r}"
@@ -253,6 +253,8 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
             except UnsupportedError as exc:
                 skipped.append((b.label, f"not supported: {' '.join(str(exc).split())}"))
                 continue
+            except InvalidSettingError as exc:  # the user's settings, not the benchmark: theirs to fix
+                raise InvalidSettingError(f"race: on {proto.name}/{b.label}: {exc}") from None
             except BenchsuiteError as exc:
                 skipped.append((b.label, f"cannot be built here: {' '.join(str(exc).split())}"))
                 continue
@@ -315,7 +317,7 @@ def new_curves(plan: Plan, leg: Leg) -> pd.DataFrame:
 
 
 # -- the comparison ----------------------------------------------------------------------
-FINAL = B.column(1.0)
+FINAL = B.FINAL
 
 
 @dataclass(frozen=True)
@@ -425,23 +427,35 @@ def block_values(legs: Sequence[Leg], base: Mapping[str, pd.DataFrame], new: Map
 
 
 def common_methods(values: pd.DataFrame, label: str) -> tuple[list[str], dict[str, str]]:
-    """The methods of the overall comparison: the new one, then every baseline with a value in every block the
-    new method has one in (a complete-block test needs them all), and for the others why they are left out."""
-    mine = values[(values["optimizer"] == label) & values["value"].notna()]
-    blocks = set(zip(mine["benchmark"], mine["repetition"]))
-    chosen, left = [label], {}
-    for m in dict.fromkeys(values["optimizer"]):
-        if m == label:
-            continue
+    """The methods of a comparison over complete blocks: the new one and the baselines chosen greedily to keep
+    the most paired values (complete blocks x methods), and for every other baseline why it is left out.
+
+    The protocols' methods differ (NASBOT's own three, COMBO's nine, ...), and a Friedman test needs each block
+    complete. Starting from the new method's blocks, the baseline whose addition keeps the most values is added
+    (the blocks it has no value in go), as long as the count grows; ties go to the baseline named first. Where
+    every baseline covers every block (a single protocol, the quick suite) all of them are kept."""
+    def blocks_of(m: str) -> set[tuple[str, int]]:
         g = values[(values["optimizer"] == m) & values["value"].notna()]
-        have = set(zip(g["benchmark"], g["repetition"]))
-        missing = blocks - have
-        if not missing:
-            chosen.append(m)
-        else:
-            benches = sorted({b for b, _ in missing})
-            left[m] = (f"no value in {len(missing)} of the {len(blocks)} blocks (e.g. {benches[0]}"
-                       + (f" and {len(benches) - 1} more benchmark(s)" if len(benches) > 1 else "") + ")")
+        return set(zip(g["benchmark"], g["repetition"]))
+
+    blocks = blocks_of(label)
+    have = {m: blocks_of(m) for m in dict.fromkeys(values["optimizer"]) if m != label}
+    chosen, left = [label], {}
+    while True:
+        score = len(blocks) * len(chosen)
+        best, best_score = None, score
+        for m, b in have.items():
+            if m not in chosen and len(blocks & b) * (len(chosen) + 1) > best_score:
+                best, best_score = m, len(blocks & b) * (len(chosen) + 1)
+        if best is None:
+            break
+        chosen.append(best)
+        blocks &= have[best]
+    for m, b in have.items():
+        if m in chosen:
+            continue
+        kept = len(blocks & b)
+        left[m] = f"a value in {kept} of the {len(blocks)} blocks compared" if kept else "no value in the blocks compared"
     return chosen, left
 
 
@@ -458,9 +472,10 @@ def overall(values_at: Mapping[float, pd.DataFrame], methods: Sequence[str], alp
     return [stats.compare(v, methods, at=fraction_label(f), alpha=alpha) for f, v in values_at.items()]
 
 
-def power(values: pd.DataFrame, methods: Sequence[str], repetitions: int, draws: int, alpha: float,
-          reference: str = REFERENCE, seed: int = 0) -> pd.DataFrame:
-    """How often a race of ``repetitions`` per benchmark detects each committed method as better than
+def power(values: pd.DataFrame, methods: Sequence[str], repetitions: int | Mapping[str, int], draws: int,
+          alpha: float, reference: str = REFERENCE, seed: int = 0) -> pd.DataFrame:
+    """How often a race of ``repetitions`` per benchmark (one number, or one per benchmark) detects each
+    committed method as better than
     ``reference``, measured by simulation: ``draws`` races drawn from the committed runs, each taking
     ``repetitions`` of every benchmark's repetitions with replacement (every method's values of one drawn
     repetition together, so blocks stay paired), tested as a race is (:func:`overall`); a method is detected
@@ -482,15 +497,16 @@ def power(values: pd.DataFrame, methods: Sequence[str], repetitions: int, draws:
     ranks = full.rank(axis=1, method="average").mean(axis=0)
     rng = np.random.default_rng(seed)
     reps_of = {b: g.index.get_level_values("repetition").to_numpy() for b, g in full.groupby(level="benchmark")}
+    size = {b: int(repetitions.get(b, 0) if isinstance(repetitions, Mapping) else repetitions) for b in reps_of}
+    size = {b: k for b, k in size.items() if k > 0}
     hits = {m: 0 for m in methods if m != reference}
-    n_blocks = repetitions * len(reps_of)
+    n_blocks = sum(size.values())
     for _ in range(draws):
         parts = []
-        for b, reps in reps_of.items():
-            pick = rng.choice(reps, size=repetitions, replace=True)
+        for b, k in size.items():
+            pick = rng.choice(reps_of[b], size=k, replace=True)
             sub = full.loc[[(b, int(r)) for r in pick]].copy()
-            sub.index = pd.MultiIndex.from_arrays([[b] * repetitions, list(range(repetitions))],
-                                                  names=["benchmark", "repetition"])
+            sub.index = pd.MultiIndex.from_arrays([[b] * k, list(range(k))], names=["benchmark", "repetition"])
             parts.append(sub)
         drawn = pd.concat(parts).reset_index().melt(id_vars=["benchmark", "repetition"], var_name="optimizer",
                                                      value_name="value")
@@ -500,8 +516,10 @@ def power(values: pd.DataFrame, methods: Sequence[str], repetitions: int, draws:
         for m in hits:
             if c.mean_ranks[m] < c.mean_ranks[reference] and float(c.pairwise_p.loc[m, reference]) < alpha:
                 hits[m] += 1
+    counts = sorted(set(size.values()))
+    shown = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     rows = [{"method": m, "effect": float(ranks[reference] - ranks[m]), "detected": hits[m] / draws if draws else
-             math.nan, "draws": draws, "repetitions": repetitions, "blocks": n_blocks} for m in hits]
+             math.nan, "draws": draws, "repetitions": shown, "blocks": n_blocks} for m in hits]
     return pd.DataFrame(rows).sort_values("effect", ascending=False, kind="stable").reset_index(drop=True)
 
 
@@ -510,7 +528,7 @@ def power_sentence(table: pd.DataFrame, reference: str = REFERENCE, level: float
     largest detected in fewer than half."""
     if not len(table):
         return f"No power statement: `{reference}` is not among the methods compared here."
-    reps, draws, blocks = int(table["repetitions"].iloc[0]), int(table["draws"].iloc[0]), int(table["blocks"].iloc[0])
+    reps, draws, blocks = str(table["repetitions"].iloc[0]), int(table["draws"].iloc[0]), int(table["blocks"].iloc[0])
     head = (f"In {draws} races of {reps} repetitions per benchmark ({blocks} blocks) drawn from the committed runs, ")
     better = table[table["effect"] > 0]
     if not len(better):
@@ -554,6 +572,7 @@ class Report:
     checks: list[tuple[bool, str]] = field(default_factory=list)
     figures: dict[str, list[str]] = field(default_factory=dict)  # leg name -> its curves (PNG, PDF)
     failures: list[str] = field(default_factory=list)  # one line per run of the new method that failed
+    figure_note: str = ""  # why there are no figures (an optional package missing), else ""
 
     @property
     def failed(self) -> list[str]:
@@ -584,7 +603,10 @@ def compute(plan: Plan, base: Mapping[str, pd.DataFrame], heads: Mapping[str, di
             m, _ = common_methods(v, plan.label)
             per_protocol[leg.name] = stats.compare(v, m, alpha=opts.alpha)
         if opts.power_draws:
-            reps = max((leg.repetitions for leg in plan.legs if leg.benchmarks), default=1)
+            # the race's own size: each compared benchmark with its protocol's raced repetitions
+            compared = set(values_at[1.0].loc[values_at[1.0]["optimizer"] == plan.label, "benchmark"])
+            reps = {f"{leg.name}/{b}": leg.repetitions for leg in plan.legs for b in leg.benchmarks
+                    if f"{leg.name}/{b}" in compared}
             committed = block_values_all(plan.legs, base)
             pw = power(committed, [m for m in methods if m != plan.label], reps, opts.power_draws, opts.alpha)
     except MissingExtraError as exc:
@@ -697,15 +719,19 @@ def markdown(report: Report) -> str:
     if report.checks:
         lines += ["## CI checks", ""]
         lines += [f"- {'pass' if ok else '**FAIL**'}: {text}" for ok, text in report.checks] + [""]
+    if report.figure_note:
+        lines += [report.figure_note, ""]
     lines += ["## Over all protocols", ""]
     if report.stats_note:
         lines += [report.stats_note, ""]
     else:
-        lines += [f"Methods: `{label}` and every baseline with a value in each block `{label}` has one in "
-                  "(blocks: benchmark x repetition, the benchmark named protocol/label; a label is the method as "
-                  "each protocol runs it)."]
+        lines += [f"Blocks: benchmark x repetition, a benchmark named protocol/label; a method is a label, as each "
+                  f"protocol runs it. The protocols' methods differ, and each block must be complete: the methods "
+                  f"are `{label}` and the baselines that keep the most paired values (each added while the count of "
+                  "complete blocks x methods grows; `benchsuite.analysis.race.common_methods`)."]
         if report.left_out:
-            lines += ["Left out: " + "; ".join(f"`{m}` ({why})" for m, why in report.left_out.items()) + "."]
+            lines += ["Not in this comparison: " + "; ".join(f"`{m}` ({why})" for m, why in report.left_out.items())
+                      + ". Each protocol's own section compares all of its methods."]
         lines.append("")
         for c in report.comparisons:
             lines += [f"### At {c.at}", "", c.to_markdown()]
@@ -867,8 +893,13 @@ def write_report(report: Report, base: Mapping[str, pd.DataFrame], new: Mapping[
             slug = "budget" if c.at == "the budget" else c.at.split(" ")[0]
             c.figure = stats.plot_cd(c, folder / f"cd_{slug}", title=f"race of {report.plan.label}")
             files += c.figure
-    except MissingExtraError as exc:
-        report.stats_note = (report.stats_note + " " if report.stats_note else "") + f"No figures: {exc}."
+    except (MissingExtraError, ModuleNotFoundError) as exc:  # matplotlib or scikit-posthocs not installed
+        from benchsuite.extras import missing_extra_error
+
+        err = missing_extra_error(exc, "the race's figures") if isinstance(exc, ModuleNotFoundError) else exc
+        if err is None:
+            raise
+        report.figure_note = f"No figures: {err}."
     results = pd.concat(report.tables.values(), ignore_index=True) if report.tables else pd.DataFrame()
     for name, frame in (("results.csv", results), ("verdicts.csv", report.verdicts), ("power.csv", report.power)):
         atomic_write_text(folder / name, frame.to_csv(index=False))
