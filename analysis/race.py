@@ -341,6 +341,12 @@ def _summary(values: np.ndarray) -> tuple[float, float, float, int]:
     return float(v.mean()), sd / math.sqrt(n) if n > 1 else math.nan, sd, n
 
 
+def baseline_labels(protocol: Any) -> list[str]:
+    """The protocol's methods: its optimizers' labels, then those of optimizers not installed here (their
+    committed runs are data all the same)."""
+    return [o.label for o in protocol.optimizers] + [label for label, _ in protocol.skipped]
+
+
 def published_values(protocol: Any) -> dict[tuple[str, str], tuple[float, float | None, str]]:
     """(benchmark, optimizer label) -> (value, error, source) of the protocol's published cells (not variants),
     converted to the suite's units (``(value - offset) / scale``); the first cell of a pair counts."""
@@ -364,7 +370,7 @@ def table_rows(leg: Leg, base: pd.DataFrame, new: pd.DataFrame, label: str) -> p
     suite's units where there is one."""
     pub = published_values(leg.protocol)
     rows = []
-    methods = [o.label for o in leg.protocol.optimizers]
+    methods = baseline_labels(leg.protocol)
     base = base[base["repetition"] < leg.repetitions]
     for b in leg.benchmarks:
         for m, frame in [*((m, base) for m in methods), (label, new)]:
@@ -390,7 +396,7 @@ def verdicts(leg: Leg, table: pd.DataFrame, label: str) -> pd.DataFrame:
     for b in leg.benchmarks:
         t = table[table["benchmark"] == b].set_index("method")
         mine = t.loc[label]
-        for m in [o.label for o in leg.protocol.optimizers]:
+        for m in baseline_labels(leg.protocol):
             ref = t.loc[m]
             row = {"protocol": leg.name, "benchmark": b, "baseline": m, "new_runs": int(mine["n"]),
                    "baseline_runs": int(ref["n"]), "verdict": "", "basis": "", "z": math.nan, "p": math.nan,
@@ -816,7 +822,7 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
     lines += [f"### `{label}` against each baseline", "",
               "| baseline | " + " | ".join(f"`{b}`" for b in leg.benchmarks) + " |",
               "|---|" + "---|" * len(leg.benchmarks)]
-    for m in [o.label for o in p.optimizers]:
+    for m in baseline_labels(p):
         cells = []
         for b in leg.benchmarks:
             r = v[(v["benchmark"] == b) & (v["baseline"] == m)]
@@ -854,7 +860,7 @@ def curves_figure(report: Report, leg: Leg, stem: Path, base: pd.DataFrame, new:
     summary = summarise(long[["benchmark", "optimizer", "repetition", "x", "value"]])
     axes = {at[b][0] for b in leg.benchmarks}
     axis = axes.pop() if len(axes) == 1 else "evaluations"
-    methods = [o.label for o in leg.protocol.optimizers] + [label]
+    methods = [*baseline_labels(leg.protocol), label]
     reps = both.groupby(["benchmark", "optimizer"])["repetition"].nunique()
     fig = draw(summary, axis=axis, x_scale=leg.protocol.plots.scale(axis), y_scale=leg.protocol.plots.y_scale,
                y_label=leg.protocol.quantity.replace("_", " "),

@@ -50,11 +50,13 @@ def main() -> None:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"race_cost: the race failed (exit {proc.returncode})")
     runs = [float(x) for x in re.findall(r"\(([\d.]+) CPU s\)$", proc.stderr, re.M)]
-    size = sum(p.stat().st_size for p in Path("reproductions").glob("*/race.csv.xz"))
+    from benchsuite.paths import REPRODUCTIONS_DIR
+
+    size = sum(p.stat().st_size for p in Path(REPRODUCTIONS_DIR).glob("*/race.csv.xz"))
     print(f"race of {args.optimizer} on --suite {args.suite}{f' --reps {args.reps}' if args.reps else ''}: "
           f"{cpu:.1f} CPU s in all ({wall:.1f} wall s); its {len(runs)} run(s) now {sum(runs):.1f} CPU s "
           f"(slowest {max(runs, default=0):.1f}); the suite's own work {cpu - sum(runs):.1f} CPU s")
-    print(f"compact record of the committed runs (reproductions/*/race.csv.xz): {size / 1e6:.2f} MB")
+    print(f"compact record of the committed runs ({REPRODUCTIONS_DIR}/*/race.csv.xz): {size / 1e6:.2f} MB")
     print(f"report: {proc.stdout.strip()}")
 
 
