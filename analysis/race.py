@@ -69,20 +69,26 @@ SUITES: dict[str, Suite] = {
     "cpu-papers": Suite("cpu-papers", "the papers' CPU protocols: COMBO's three tables, DNGO's Table 1, Fabolas' "
                                       "Figure 2, NASBOT's CPU table, NAS-Bench-201 and DeepArchitect's searchers",
                         tuple((p, None) for p in CPU_PAPERS)),
-    # synthetic problems and lookup tables only (no training), on discrete spaces, where the committed methods
-    # overlap most: COMBO's SA, RE, SMAC, TPE, COMBO and random search ran on every one of these benchmarks
-    "quick": Suite("quick", "a CI-sized race on synthetic problems and lookup tables (no training): COMBO's "
-                            "Ising and contamination (lambda 1e-2), MaxSAT-28, discretized Branin and "
-                            "NAS-Bench-201 CIFAR-10",
-                   (("combo_binary", ("ising_lambda1e-2", "contamination_lambda1e-2")),
-                    ("combo_maxsat", ("maxsat28",)), ("combo_ordinal_categorical", ("branin_discrete",)),
-                    ("nb201", ("nb201_cifar10",))), QUICK_REPETITIONS),
+    # synthetic problems and lookup tables only (no training), on discrete spaces, each with what `pip install`
+    # brings: no data file to fetch (MaxSAT's instances are one) and no torch (COMBO's authors' instances are
+    # drawn with torch's generator, so combo_binary's stand here on our own instances); random search, RE, SA and
+    # TPE ran on every one of these benchmarks, with at least 25 repetitions
+    "quick": Suite("quick", "a CI-sized race on synthetic problems and a lookup table (no training, no data file, "
+                            "no torch): COMBO's Ising and contamination (lambda 1e-2, our instances), discretized "
+                            "Branin, NAS-Bench-201 CIFAR-10 and CIFAR-100",
+                   (("combo_binary_independent", ("ising_lambda1e-2", "contamination_lambda1e-2")),
+                    ("combo_ordinal_categorical", ("branin_discrete",)),
+                    ("nb201", ("nb201_cifar10", "nb201_cifar100"))), QUICK_REPETITIONS),
     # for an optimizer of continuous spaces only: DNGO's synthetic functions
     "quick-continuous": Suite("quick-continuous", "a CI-sized race on continuous synthetic functions (DNGO's "
                                                   "Branin and Hartmann-6)",
                               (("dngo_table1", ("branin", "hartmann6")),), 10),
 }
 REFERENCE = "random_search"  # the baseline the power statement measures against: every paper's
+# the fewest blocks a power simulation is run for: below 14 pairs, SciPy's Wilcoxon test of tied values (which a
+# resampled race has) is a permutation test over all 2^n sign patterns, about a second per pair of methods, so
+# that 200 simulated races of a ten-method protocol would take hours; from 14 on it is the normal approximation
+POWER_MIN_BLOCKS = 14
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,7 @@ class Plan:
     label: str
     legs: list[Leg]
     out: Path
+    unloaded: list[tuple[str, str]] = field(default_factory=list)  # (protocol, why it cannot be loaded here)
 
     def jobs(self) -> list[Any]:
         return [j for leg in self.legs for j in leg.jobs()]
@@ -198,6 +205,7 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
     there)."""
     from benchsuite import registry
     from benchsuite.errors import BenchsuiteError, UnsupportedError
+    from benchsuite.extras import missing_extra_error
     from benchsuite.paths import PROTOCOLS_DIR
     from benchsuite.protocol import OptimizerSpec
     from benchsuite.settings import resolve_settings
@@ -216,9 +224,17 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
     members += [(p, None) for p in options.protocols]
     default_reps = options.repetitions or (SUITES[options.suite].repetitions if options.suite else None)
     legs: list[Leg] = []
+    unloaded: list[tuple[str, str]] = []
     seen: set[str] = set()
     for name, only in members:
-        proto = _protocol(name, folder)
+        try:
+            proto = _protocol(name, folder)
+        except ModuleNotFoundError as exc:  # building its synthetic benchmarks needs an extra not installed here
+            err = missing_extra_error(exc, f"protocol {name}")
+            if err is None:
+                raise
+            unloaded.append((name, str(err)))
+            continue
         if proto.name in seen:
             continue
         seen.add(proto.name)
@@ -258,14 +274,21 @@ def plan(options: RaceOptions, optimizer_class: type) -> Plan:
             except BenchsuiteError as exc:
                 skipped.append((b.label, f"cannot be built here: {' '.join(str(exc).split())}"))
                 continue
+            except ModuleNotFoundError as exc:
+                err = missing_extra_error(exc, f"benchmark {b.name!r}")
+                if err is None:
+                    raise
+                skipped.append((b.label, f"cannot be built here: {err}"))
+                continue
             raced.append(b)
         race = dataclasses.replace(proto, optimizers=(spec,), skipped=(), benchmarks=tuple(raced), published=None)
         legs.append(Leg(proto, race, tuple(b.label for b in raced), reps, skipped, notes))
     if not any(leg.benchmarks for leg in legs):
-        why = "; ".join(f"{leg.name}/{b}: {w}" for leg in legs for b, w in leg.skipped[:2])
+        why = "; ".join([f"{leg.name}/{b}: {w}" for leg in legs for b, w in leg.skipped[:2]]
+                        + [f"{n}: {w}" for n, w in unloaded])
         raise InvalidSettingError(f"race: {label} can run on none of the race's benchmarks ({why})")
     out = Path(options.out or f"race-{label}")
-    return Plan(options, optimizer_class, settings, label, legs, out)
+    return Plan(options, optimizer_class, settings, label, legs, out, unloaded)
 
 
 # -- the new optimizer's runs ------------------------------------------------------------
@@ -341,10 +364,14 @@ def _summary(values: np.ndarray) -> tuple[float, float, float, int]:
     return float(v.mean()), sd / math.sqrt(n) if n > 1 else math.nan, sd, n
 
 
-def baseline_labels(protocol: Any) -> list[str]:
+def baseline_labels(protocol: Any, committed: pd.DataFrame | None = None) -> list[str]:
     """The protocol's methods: its optimizers' labels, then those of optimizers not installed here (their
-    committed runs are data all the same)."""
-    return [o.label for o in protocol.optimizers] + [label for label, _ in protocol.skipped]
+    committed runs are data all the same); with ``committed``, only those with a committed run there."""
+    labels = [o.label for o in protocol.optimizers] + [label for label, _ in protocol.skipped]
+    if committed is not None:
+        have = set(committed["optimizer"])
+        labels = [m for m in labels if m in have]
+    return labels
 
 
 def published_values(protocol: Any) -> dict[tuple[str, str], tuple[float, float | None, str]]:
@@ -370,8 +397,8 @@ def table_rows(leg: Leg, base: pd.DataFrame, new: pd.DataFrame, label: str) -> p
     suite's units where there is one."""
     pub = published_values(leg.protocol)
     rows = []
-    methods = baseline_labels(leg.protocol)
-    base = base[base["repetition"] < leg.repetitions]
+    base = base[(base["repetition"] < leg.repetitions) & base["benchmark"].isin(leg.benchmarks)]
+    methods = baseline_labels(leg.protocol, base)
     for b in leg.benchmarks:
         for m, frame in [*((m, base) for m in methods), (label, new)]:
             v = frame.loc[(frame["benchmark"] == b) & (frame["optimizer"] == m), FINAL].to_numpy(float)
@@ -381,7 +408,8 @@ def table_rows(leg: Leg, base: pd.DataFrame, new: pd.DataFrame, label: str) -> p
                          "sd": sd, "n": n, "published": p[0] if p else math.nan,
                          "published_se": (p[1] if p and p[1] is not None else math.nan),
                          "published_source": p[2] if p else ""})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["protocol", "benchmark", "method", "new", "mean", "se", "sd", "n", "published",
+                                       "published_se", "published_source"])
 
 
 def verdicts(leg: Leg, table: pd.DataFrame, label: str) -> pd.DataFrame:
@@ -396,7 +424,7 @@ def verdicts(leg: Leg, table: pd.DataFrame, label: str) -> pd.DataFrame:
     for b in leg.benchmarks:
         t = table[table["benchmark"] == b].set_index("method")
         mine = t.loc[label]
-        for m in baseline_labels(leg.protocol):
+        for m in list(dict.fromkeys(table.loc[~table["new"], "method"])):
             ref = t.loc[m]
             row = {"protocol": leg.name, "benchmark": b, "baseline": m, "new_runs": int(mine["n"]),
                    "baseline_runs": int(ref["n"]), "verdict": "", "basis": "", "z": math.nan, "p": math.nan,
@@ -579,6 +607,7 @@ class Report:
     figures: dict[str, list[str]] = field(default_factory=dict)  # leg name -> its curves (PNG, PDF)
     failures: list[str] = field(default_factory=list)  # one line per run of the new method that failed
     figure_note: str = ""  # why there are no figures (an optional package missing), else ""
+    power_note: str = ""  # why there is no power statement, else ""
 
     @property
     def failed(self) -> list[str]:
@@ -600,7 +629,7 @@ def compute(plan: Plan, base: Mapping[str, pd.DataFrame], heads: Mapping[str, di
     ver["q_bh"] = benjamini_hochberg(ver["p"].to_numpy(float)) if len(ver) else []
     values_at = {f: block_values(plan.legs, base, new, f) for f in stats.DEFAULT_FRACTIONS}
     methods, left = common_methods(values_at[1.0], plan.label)
-    note, comparisons, per_protocol = "", [], {}
+    note, comparisons, per_protocol, power_note = "", [], {}, ""
     pw = pd.DataFrame()
     try:
         comparisons = overall(values_at, methods, opts.alpha)
@@ -614,7 +643,12 @@ def compute(plan: Plan, base: Mapping[str, pd.DataFrame], heads: Mapping[str, di
             reps = {f"{leg.name}/{b}": leg.repetitions for leg in plan.legs for b in leg.benchmarks
                     if f"{leg.name}/{b}" in compared}
             committed = block_values_all(plan.legs, base)
-            pw = power(committed, [m for m in methods if m != plan.label], reps, opts.power_draws, opts.alpha)
+            if sum(reps.values()) >= POWER_MIN_BLOCKS:
+                pw = power(committed, [m for m in methods if m != plan.label], reps, opts.power_draws, opts.alpha)
+            else:
+                power_note = (f"No power statement: the race compares {sum(reps.values())} blocks, fewer than "
+                              f"{POWER_MIN_BLOCKS}, where each simulated race's tests are exact permutation tests "
+                              "(hours for the simulation); race more repetitions for one.")
     except MissingExtraError as exc:
         note = f"No statistics: {exc}."
     new_hours = sum(float(new[leg.name][B.HOURS].fillna(0).sum()) for leg in plan.legs)
@@ -632,6 +666,7 @@ def compute(plan: Plan, base: Mapping[str, pd.DataFrame], heads: Mapping[str, di
     cost = {"new_compute_hours": new_hours, "race_cpu_seconds": cpu_seconds, "baseline_compute_hours": base_hours,
             "committed_compute_hours": all_hours}
     report = Report(plan, tables, ver, comparisons, per_protocol, methods, left, pw, dict(heads), cost, note)
+    report.power_note = power_note if opts.power_draws else "No power statement: --power-draws 0."
     report.checks = ci_checks(report)
     return report
 
@@ -718,6 +753,8 @@ def markdown(report: Report) -> str:
              f"`derive_seed(protocol, benchmark, \"{label}\", repetition)` (fixed, and not any baseline's). Repetition "
              "r of every method solves the same problem instance, so (benchmark, repetition) pairs the methods' "
              "values into blocks.", ""]
+    if plan.unloaded:
+        lines += ["Not raced here: " + "; ".join(f"protocol `{n}` ({why})" for n, why in plan.unloaded) + ".", ""]
     if report.failures:
         lines += ["## Failed runs", "", f"{len(report.failures)} run(s) of the new method failed; the numbers below "
                   "leave them out (rerun the same command to retry them):", ""]
@@ -743,7 +780,7 @@ def markdown(report: Report) -> str:
             lines += [f"### At {c.at}", "", c.to_markdown()]
             if c.figure:
                 lines += [f"![critical-difference diagram at {c.at}]({Path(c.figure[0]).name})", ""]
-        lines += ["### Power of this comparison", "", power_sentence(report.power), ""]
+        lines += ["### Power of this comparison", "", report.power_note or power_sentence(report.power), ""]
         if len(report.power):
             lines += ["| method (playing the new one) | mean-rank advantage over `random_search` | detected |",
                       "|---|---:|---:|"]
@@ -789,6 +826,9 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
               f"of the protocol's {p.repetitions}; budget {budget or '-'}; {p.workers} worker(s); overhead on the "
               f"clock: {'yes' if p.include_overhead else 'no'} ({p.overhead_clock} clock); initial design: "
               f"{leg.race.optimizers[0].initial_design}'s."]
+    idle = [m for m in baseline_labels(p) if m not in set(table["method"])]
+    if idle:
+        lines.append(f"No committed runs on these benchmarks: {', '.join(f'`{m}`' for m in idle)}.")
     if head.get("stale_left_out"):
         lines.append(f"{head['stale_left_out']} committed run(s) of an earlier setup of the protocol are left out, as "
                      "the scorecard leaves them out.")
@@ -822,7 +862,7 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
     lines += [f"### `{label}` against each baseline", "",
               "| baseline | " + " | ".join(f"`{b}`" for b in leg.benchmarks) + " |",
               "|---|" + "---|" * len(leg.benchmarks)]
-    for m in baseline_labels(p):
+    for m in list(dict.fromkeys(table.loc[~table["new"], "method"])):
         cells = []
         for b in leg.benchmarks:
             r = v[(v["benchmark"] == b) & (v["baseline"] == m)]
@@ -860,7 +900,7 @@ def curves_figure(report: Report, leg: Leg, stem: Path, base: pd.DataFrame, new:
     summary = summarise(long[["benchmark", "optimizer", "repetition", "x", "value"]])
     axes = {at[b][0] for b in leg.benchmarks}
     axis = axes.pop() if len(axes) == 1 else "evaluations"
-    methods = [*baseline_labels(leg.protocol), label]
+    methods = [*baseline_labels(leg.protocol, frames[0]), label]
     reps = both.groupby(["benchmark", "optimizer"])["repetition"].nunique()
     fig = draw(summary, axis=axis, x_scale=leg.protocol.plots.scale(axis), y_scale=leg.protocol.plots.y_scale,
                y_label=leg.protocol.quantity.replace("_", " "),
