@@ -133,6 +133,8 @@ class RaceOptions:
             raise InvalidSettingError(f"race: --jobs must be in 1..1024, got {self.jobs}")
         if self.backend not in BACKENDS:
             raise InvalidSettingError(f"race: --backend {self.backend!r}: expected one of {', '.join(BACKENDS)}")
+        if self.scheduler is not None and self.backend != "dask":
+            raise InvalidSettingError("race: --scheduler is the address of a dask scheduler: give --backend dask")
         if self.baselines not in B.SOURCES:
             raise InvalidSettingError(f"race: --baselines {self.baselines!r}: expected one of "
                                       f"{', '.join(B.SOURCES)}")
@@ -299,9 +301,11 @@ def result_file(plan: Plan, job: Any) -> Path:
 
 
 def done(plan: Plan, leg: Leg, job: Any) -> tuple[bool, str]:
-    """(finished, why not reusable): a complete result file of exactly this job is finished; a file of the same
-    label made with other settings, another seed or another setup of the protocol is a conflict (its reason);
-    no file (or an incomplete one) is to run."""
+    """(finished, why not reusable): a complete result file of exactly this job is finished; no file is to run;
+    any other file there (made with other settings, another seed or another setup of the protocol, or not a
+    readable result file: results are written atomically, so not one of the race's) is a conflict, with its
+    reason, and is never overwritten."""
+    from benchsuite.errors import BenchsuiteError
     from benchsuite.results import load_result
 
     from .reproductions import job_mismatch
@@ -311,11 +315,11 @@ def done(plan: Plan, leg: Leg, job: Any) -> tuple[bool, str]:
         return False, ""
     try:
         df = load_result(path)
-    except Exception:  # noqa: BLE001 - any unreadable file is rerun (written atomically: only a foreign file)
-        return False, ""
+    except (BenchsuiteError, OSError, ValueError) as exc:
+        return False, f"{path}: not a readable result file ({' '.join(str(exc).split())[:200]})"
     prov = df.attrs["provenance"]
     if int(prov.get("n_trials", -1)) != len(df):
-        return False, ""
+        return False, f"{path}: holds {len(df)} trials, its provenance {prov.get('n_trials')}"
     if int(prov.get("seed", -1)) != job.seed or str(prov.get("protocol")) != leg.name:
         return False, f"{path}: made for another job (seed {prov.get('seed')})"
     want = json.dumps(plan.settings, sort_keys=True, default=str)
@@ -855,9 +859,10 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
             cells.append(text)
         name = f"**`{m}` (new)**" if m == label else f"`{m}`"
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "Mean ± standard error (runs) at the budget: baselines over every committed run, the new method "
-                  "over its runs; \"paper\": the published value (and standard error where the paper's error is one) "
-                  "converted to the suite's units.", ""]
+    lines += ["", f"Mean ± standard error (runs) at the budget over repetitions 0-{leg.repetitions - 1}, the same "
+                  "problem instances for every method (the committed runs of the baselines, the new method's own); "
+                  "\"paper\": the published value (and standard error where the paper's error is one) converted to "
+                  "the suite's units.", ""]
     v = report.verdicts[report.verdicts["protocol"] == leg.name]
     lines += [f"### `{label}` against each baseline", "",
               "| baseline | " + " | ".join(f"`{b}`" for b in leg.benchmarks) + " |",

@@ -27,9 +27,6 @@ from typing import Any
 
 from .errors import BenchsuiteError, DataError, InvalidSettingError, one_line
 
-COMMANDS = ("race", "stats")
-
-
 def _positive(text: str) -> int:
     try:
         v = int(text)
@@ -288,8 +285,6 @@ def _race(args: argparse.Namespace) -> int:
         backend=args.backend, scheduler=args.scheduler, out=args.out, baselines=args.baselines, alpha=args.alpha,
         fail_if_worse_than=tuple(args.fail_if_worse_than), fail_if_rank_below=args.fail_if_rank_below,
         power_draws=args.power_draws, protocols_dir=args.protocols_dir, reproductions_dir=args.reproductions).check()
-    if options.scheduler is not None and options.backend != "dask":
-        raise InvalidSettingError("race: --scheduler is for --backend dask")
     plan = R.plan(options, _optimizer_class(options.optimizer))
     # every job's state first: a result of this label made otherwise refuses the race before anything runs
     todo, conflicts = [], []
