@@ -619,7 +619,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command in ("race", "stats"):
         from .cli_race import main as race_main
 
-        return race_main(args)
+        return race_main(args, guard=_plugin_errors, log_next_to=_log_next_to)  # a race's runs fail as `run`'s do
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "run-job":

@@ -142,11 +142,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(command="stats")
 
 
-def main(args: argparse.Namespace) -> int:
-    """Run ``race`` or ``stats``."""
+def main(args: argparse.Namespace, guard: Any = None, log_next_to: Any = None) -> int:
+    """Run ``race`` or ``stats``. ``guard(what, log)`` wraps each run's plugin code and turns what it raises into
+    one line (the command line's ``_plugin_errors``, with ``log_next_to(out)`` the traceback's file); it is
+    handed in by :mod:`benchsuite.cli`, which this module does not import."""
     if args.command == "stats":
         return _stats(args)
-    return _race(args)
+    return _race(args, guard, log_next_to)
 
 
 # -- race ------------------------------------------------------------------------------------
@@ -189,18 +191,23 @@ def _optimizer_class(spec: str) -> type:
     return _CLASSES[spec]
 
 
-def run_task(task: Task) -> tuple[bool, str, float]:
-    """Run one task: (finished, one line, CPU seconds of this process it took). A plugin that raises is one line
-    naming it (its traceback next to the result file); the result file is written only by a complete run."""
-    from .cli import _log_next_to, _plugin_errors
+def run_task(task: Task, guard: Any = None, log_next_to: Any = None) -> tuple[bool, str, float]:
+    """Run one task: (finished, one line, CPU seconds of this process it took). With ``guard`` (see :func:`main`)
+    a plugin that raises is one line naming it, its traceback next to the result file; the result file is
+    written only by a complete run."""
+    import contextlib
+
     from .execute import execute_run
 
     t0 = time.process_time()
     out = Path(task.out)
+    log = log_next_to(out) if log_next_to is not None else None
     try:
         cls = _optimizer_class(task.optimizer)
         out.parent.mkdir(parents=True, exist_ok=True)
-        with _plugin_errors(f"optimizer {task.optimizer!r} on benchmark {task.benchmark!r}", _log_next_to(out)):
+        wrap = guard(f"optimizer {task.optimizer!r} on benchmark {task.benchmark!r}", log) if guard is not None \
+            else contextlib.nullcontext()
+        with wrap:
             output, _ = execute_run(task.benchmark, cls, seed=task.seed, budget_evals=task.budget_evals,
                                     budget_seconds=task.budget_seconds, workers=task.workers,
                                     optimizer_settings=task.settings, benchmark_settings=task.benchmark_settings,
@@ -212,7 +219,8 @@ def run_task(task: Task) -> tuple[bool, str, float]:
     except OSError as exc:
         return False, f"{out}: {exc.strerror or exc}", time.process_time() - t0
     try:
-        _log_next_to(out).unlink(missing_ok=True)  # an earlier failed attempt's traceback no longer applies
+        if log is not None:
+            log.unlink(missing_ok=True)  # an earlier failed attempt's traceback no longer applies
     except OSError:
         pass
     return True, f"{len(output.rows)} trials", time.process_time() - t0
@@ -238,9 +246,14 @@ def tasks_of(plan: Any, jobs: list[tuple[Any, Any]]) -> list[Task]:
     return out
 
 
-def run_tasks(tasks: list[Task], n_parallel: int, quiet: bool = False) -> tuple[list[str], float]:
-    """Run ``tasks`` (``n_parallel`` processes at once, or here when 1); (one line per failed task, the CPU
-    seconds the worker processes took, 0 when the tasks ran in this process)."""
+def run_tasks(tasks: list[Task], n_parallel: int, quiet: bool = False, guard: Any = None,
+              log_next_to: Any = None) -> tuple[list[str], float]:
+    """Run ``tasks`` (``n_parallel`` processes at once, or here when 1; ``guard`` and ``log_next_to`` as for
+    :func:`run_task`, module-level objects that a worker process unpickles by name); (one line per failed task,
+    the CPU seconds the worker processes took, 0 when the tasks ran in this process)."""
+    import functools
+
+    one = functools.partial(run_task, guard=guard, log_next_to=log_next_to)
     failures: list[str] = []
     child_cpu = 0.0
 
@@ -253,7 +266,7 @@ def run_tasks(tasks: list[Task], n_parallel: int, quiet: bool = False) -> tuple[
 
     if n_parallel <= 1 or len(tasks) <= 1:
         for i, task in enumerate(tasks, 1):
-            report(i, task, *run_task(task))
+            report(i, task, *one(task))
         return failures, 0.0
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -261,7 +274,7 @@ def run_tasks(tasks: list[Task], n_parallel: int, quiet: bool = False) -> tuple[
     # spawned, not forked: a fork copies a parent's threads' locks in whatever state they are (BLAS, torch)
     with ProcessPoolExecutor(max_workers=min(n_parallel, len(tasks)),
                              mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(run_task, t): t for t in tasks}
+        futures = {pool.submit(one, t): t for t in tasks}
         for i, fut in enumerate(as_completed(futures), 1):
             task = futures[fut]
             try:
@@ -273,7 +286,7 @@ def run_tasks(tasks: list[Task], n_parallel: int, quiet: bool = False) -> tuple[
     return failures, child_cpu
 
 
-def _race(args: argparse.Namespace) -> int:
+def _race(args: argparse.Namespace, guard: Any, log_next_to: Any) -> int:
     from .analysis import baselines as B
     from .analysis import race as R
     from .settings import parse_assignments
@@ -306,7 +319,7 @@ def _race(args: argparse.Namespace) -> int:
     print(f"race: {plan.label} on {sum(len(leg.benchmarks) for leg in plan.legs)} benchmark(s) of {len(plan.legs)} "
           f"protocol(s): {n_jobs} run(s), {n_jobs - len(todo)} finished already, {len(todo)} to run in {plan.out}",
           file=sys.stderr, flush=True)
-    failures, child_cpu = run_tasks(tasks_of(plan, todo), options.jobs, args.quiet)
+    failures, child_cpu = run_tasks(tasks_of(plan, todo), options.jobs, args.quiet, guard, log_next_to)
     new = {leg.name: R.new_curves(plan, leg) for leg in plan.legs}
     report = R.compute(plan, base, heads, new, cpu_seconds=math.nan)
     report.failures = failures
