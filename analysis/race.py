@@ -795,8 +795,9 @@ def markdown(report: Report) -> str:
     cost = report.cost
     cpu = cost["race_cpu_seconds"]
     lines += ["## Cost", "",
-              f"The new method's runs: {cost['new_compute_hours']:.3f} compute-hours as the record counts them "
-              "(optimizer overhead plus measured training time)"
+              f"The new method's runs: {cost['new_compute_hours']:.3f} compute-hours "
+              f"({cost['new_compute_hours'] * 3600:,.0f} s) as the record counts them (optimizer overhead plus "
+              "measured training time)"
               + (f"; the race's processes took {cpu:,.0f} CPU seconds in all (runs, table lookups, this report)"
                  if math.isfinite(cpu) else "") + ". "
               f"Rerunning the baselines for the same blocks would cost {cost['baseline_compute_hours']:.2f} "
@@ -831,7 +832,7 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
               f"clock: {'yes' if p.include_overhead else 'no'} ({p.overhead_clock} clock); initial design: "
               f"{leg.race.optimizers[0].initial_design}'s."]
     idle = [m for m in baseline_labels(p) if m not in set(table["method"])]
-    if idle:
+    if idle and leg.benchmarks:
         lines.append(f"No committed runs on these benchmarks: {', '.join(f'`{m}`' for m in idle)}.")
     if head.get("stale_left_out"):
         lines.append(f"{head['stale_left_out']} committed run(s) of an earlier setup of the protocol are left out, as "
