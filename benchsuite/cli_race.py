@@ -69,7 +69,7 @@ def _fraction(text: str) -> float:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add the ``race`` and ``stats`` subcommands to the CLI's subparsers."""
-    from .analysis.race import SUITES
+    from .analysis.race_suites import SUITES
 
     r = sub.add_parser(
         "race", help="race a new optimizer on the paper protocols against their committed runs",
