@@ -85,9 +85,10 @@ C2=$(date +%s.%N)
 [ -s core_runs/nb201.csv ] || fail "the core install's tabular run wrote no result file"
 "$WORK/core/bin/benchsuite" check my_search.py:MySearch --budget 10 --seeds 2
 # without the [stats] and [plot] extras a race still writes its tables and verdicts, and says what is missing
-"$WORK/core/bin/benchsuite" race my_search.py:MySearch --protocol combo_ordinal_categorical --reps 1 --power-draws 0 \
+"$WORK/core/bin/benchsuite" race my_search.py:MySearch --protocol combo_ordinal_categorical --reps 3 --power-draws 0 \
   --out core_race -q > core_race.log 2>&1 || { tail -5 core_race.log; fail "the core install's race failed"; }
-grep -q "benchsuite\[stats\]" core_race/report/index.md || fail "the core race does not name the [stats] extra"
+grep -q "benchsuite\[stats\]" core_race/report/index.md && grep -q "benchsuite\[plot\]" core_race/report/index.md \
+  || fail "the core race does not name the [stats] and [plot] extras"
 python3 - "$C0" "$C1" "$C2" "$CORE_MB" <<'EOF'
 import sys
 c0, c1, c2 = map(float, sys.argv[1:4])
