@@ -842,7 +842,7 @@ def _leg_markdown(report: Report, leg: Leg) -> list[str]:
         lines.append(f"| `{m}` | " + " | ".join(cells) + " |")
     lines += ["", "The scorecard's rule (`benchsuite.analysis.scorecard.compare`), the baseline's committed mean and "
                   "standard error in the paper's place: |z| <= 2 is a match, beyond it better or worse (lower is "
-                  "better); `so far` while the new method has fewer runs than the baseline.", ""]
+                  "better); `so far` while the new method has fewer runs than the protocol has repetitions.", ""]
     if report.figures.get(leg.name):
         lines += [f"![{leg.name}: anytime curves](curves_{leg.name}.png)", "",
                   f"Median and 25th-75th percentiles; the new method in black ([PDF](curves_{leg.name}.pdf)).", ""]
