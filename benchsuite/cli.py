@@ -238,6 +238,9 @@ def _parser() -> argparse.ArgumentParser:
     from .cli_reproductions import add_parser as add_reproductions_parser
 
     add_reproductions_parser(sub)
+    from .cli_race import add_parsers as add_race_parsers
+
+    add_race_parsers(sub)  # race, stats
     return p
 
 
@@ -690,6 +693,10 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .cli_reproductions import main as reproductions_main
 
         return reproductions_main(args)
+    if args.command in ("race", "stats"):
+        from .cli_race import main as race_main
+
+        return race_main(args, guard=_plugin_errors, log_next_to=_log_next_to)  # a race's runs fail as `run`'s do
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "run-job":
@@ -719,7 +726,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 #: under the same seed (measured: two `run -o smac` differed from the 21st trial on; with
 #: PYTHONHASHSEED=0 they are identical). These commands run with PYTHONHASHSEED=0 (re-executed once
 #: when it is unset); provenance records the value.
-_HASH_STABLE_COMMANDS = ("run", "run-job", "replay")
+_HASH_STABLE_COMMANDS = ("run", "run-job", "replay", "race")
 
 
 def _hash_stable_reexec(argv: list[str]) -> None:

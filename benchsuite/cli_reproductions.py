@@ -1,6 +1,7 @@
 """``benchsuite reproductions``: committed runs, the scorecard, and reruns that check them.
 
-    benchsuite reproductions                                  # scorecard.csv + SCORECARD.md from committed runs
+    benchsuite reproductions                                  # scorecard.csv + SCORECARD.md from committed runs,
+                                                              # and each protocol's race.csv.xz where out of date
     benchsuite reproductions collect PROTOCOL --results DIR   # add DIR's finished runs (and retrained values)
     benchsuite reproductions collect PROTOCOL --rewrite       # the committed frame again, in today's form
     benchsuite reproductions restore PROTOCOL --results DIR   # committed runs back as DIR's result files (resume)
@@ -28,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         COMMAND, help="committed runs and the scorecard against the papers' numbers",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Without an action: build reproductions/scorecard.csv and reproductions/SCORECARD.md from the "
-                    "committed runs alone. `collect` adds a results folder's finished runs of a protocol to "
+                    "committed runs alone, and rewrite each protocol's race.csv.xz (what `benchsuite race` reads of "
+                    "its runs) where the runs changed. `collect` adds a results folder's finished runs of a protocol to "
                     "reproductions/<protocol>/ (runs.columns.xz, provenance.json); `restore` writes the committed "
                     "runs back as result files so that the workflow resumes without rerunning them.",
         epilog="Examples:\n"
@@ -194,6 +196,9 @@ def main(args: argparse.Namespace) -> int:
     figures = S.write_figures(protocols, root) if args.figures else []
     card, files = S.write(protocols, root)
     files += figures
+    from .analysis.baselines import update_compact
+
+    files += update_compact(protocols, root)  # what `benchsuite race` reads (and the wheel ships) of the runs
     if args.readme:
         if not S.update_readme(args.readme, card):
             raise DataError(f"{args.readme}: no scorecard markers ({S.README_BEGIN} ... {S.README_END}) to fill in")

@@ -19,6 +19,9 @@ _BASE = PACKAGE_DIR if _INSTALLED else PACKAGE_DIR.parent
 TABLES_DIR = _BASE / "tables"
 #: the suite's experiment protocols (``protocols/*.yaml``)
 PROTOCOLS_DIR = _BASE / "protocols"
+#: the committed runs of the paper protocols: in a clone the whole record (``reproductions/<protocol>/``), in a
+#: wheel only what a race reads of it (``<protocol>/race.csv.xz``, benchsuite.analysis.baselines)
+REPRODUCTIONS_DIR = _BASE / "reproductions"
 #: the workflow (the repository's Snakefile)
 SNAKEFILE = (PACKAGE_DIR / "workflow" / "Snakefile") if _INSTALLED else (_BASE / "Snakefile")
 

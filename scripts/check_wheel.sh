@@ -6,8 +6,9 @@
 # there (what a cheap CI installs); then install
 # it with [all] into another fresh environment outside the checkout, and from an unrelated directory
 # run what a user's CI would run:
-#   benchsuite list, a 50-trial run on a shipped lookup table,
-#   the conformance kit (and race) on a plugin defined in a user's file, and a small workflow
+#   benchsuite list, a 50-trial run on a shipped lookup table, the README's Python API example,
+#   the conformance kit (and race) on a plugin defined in a user's file, `benchsuite race --suite quick` of that
+#   plugin against the committed runs the wheel ships, and a small workflow
 #   on a protocol outside the repository (run twice: the second run must find nothing to do).
 # Prints the core install's time and size, and the time from installing the wheel to the finished tabular run.
 #   bash scripts/check_wheel.sh            # CI runs this after the tests
@@ -118,6 +119,11 @@ mkdir -p core_runs
 C2=$(date +%s.%N)
 [ -s core_runs/nb201.csv ] || fail "the core install's tabular run wrote no result file"
 "$WORK/core/bin/benchsuite" check my_search.py:MySearch --budget 10 --seeds 2
+# without the [stats] and [plot] extras a race still writes its tables and verdicts, and says what is missing
+"$WORK/core/bin/benchsuite" race my_search.py:MySearch --protocol combo_ordinal_categorical --reps 3 --power-draws 0 \
+  --out core_race -q > core_race.log 2>&1 || { tail -5 core_race.log; fail "the core install's race failed"; }
+grep -q "benchsuite\[stats\]" core_race/report/index.md && grep -q "benchsuite\[plot\]" core_race/report/index.md \
+  || fail "the core race does not name the [stats] and [plot] extras"
 python3 - "$C0" "$C1" "$C2" "$CORE_MB" <<'EOF'
 import sys
 c0, c1, c2 = map(float, sys.argv[1:4])
@@ -151,6 +157,15 @@ grep -q "nb201_cifar10" list.txt && grep -q "dngo" list.txt || fail "benchsuite 
 
 step "the conformance kit and race on a user's plugin file"
 "$BS" check my_search.py:MySearch --budget 10 --seeds 2
+
+step "race the user's plugin against the committed runs the wheel ships (the quick suite, 2 repetitions)"
+R0=$(date +%s.%N)
+"$BS" race my_search.py:MySearch --suite quick --reps 2 --jobs 2 --power-draws 20 --out race \
+  --fail-if-rank-below 7 > race.log 2>&1 || { tail -20 race.log; fail "the race failed"; }
+R1=$(date +%s.%N)
+grep -q "Committed runs read from: compact" race/report/index.md || fail "the race did not read the wheel's compact record"
+grep -q "Friedman test" race/report/index.md && [ -s race/report/cd_budget.png ] || fail "the race report has no statistics"
+python3 -c "import sys; print(f'race of the quick suite at 2 repetitions from the wheel: {float(sys.argv[2]) - float(sys.argv[1]):.1f} s')" "$R0" "$R1"
 
 step "a small workflow on a protocol outside the repository"
 mkdir -p protos

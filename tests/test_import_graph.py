@@ -173,8 +173,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchsuite.registry", "benchsuite.runner", "benchsuite.execute", "benchsuite.protocol", "benchsuite.testing",
      "benchsuite.backends", "benchsuite.replay", "benchsuite.retrain"),
     ("benchsuite.api", "benchsuite.analysis", "benchsuite.cli_check"),
-    ("benchsuite.cli", "benchsuite.cli_progress", "benchsuite.cli_workflow", "benchsuite.cli_reproductions", "benchsuite.analysis.__main__",
-     "benchsuite"),
+    ("benchsuite.cli", "benchsuite.cli_progress", "benchsuite.cli_workflow", "benchsuite.cli_reproductions",
+     "benchsuite.cli_race", "benchsuite.analysis.__main__", "benchsuite"),
 ]
 
 

@@ -64,7 +64,8 @@ def test_a_top_level_folder_imported_as_a_package_fails_with_one_line(pkg: str) 
 def test_the_build_maps_the_top_level_folders_into_the_namespace() -> None:
     tool = PYPROJECT["tool"]["setuptools"]
     assert tool["package-dir"] == {"benchsuite.optimizers": "optimizers", "benchsuite.analysis": "analysis",
-                                   "benchsuite.tables": "tables", "benchsuite.protocols": "protocols"}
+                                   "benchsuite.tables": "tables", "benchsuite.protocols": "protocols",
+                                   "benchsuite.reproductions": "reproductions"}
     assert all(p == "benchsuite" or p.startswith("benchsuite.") for p in tool["packages"])
     found = set()
     for top, name in (("benchsuite", "benchsuite"), ("optimizers", "benchsuite.optimizers"),
@@ -101,6 +102,20 @@ def test_every_protocol_and_the_workflow_are_shipped() -> None:
     assert '"Snakefile"' in setup_py and '"profiles"' in setup_py
     manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
     assert "include Snakefile" in manifest and "recursive-include profiles" in manifest
+
+
+def test_of_the_committed_runs_the_wheel_ships_only_what_a_race_reads() -> None:
+    """A race from ``pip install`` reads each protocol's compact curves (benchsuite.analysis.baselines); the
+    record itself (runs, provenance, figures, the scorecard) stays in the repository."""
+    committed = sorted(p.parent.name for p in paths.REPRODUCTIONS_DIR.glob("*/runs.columns.xz"))
+    assert committed, "no committed runs found"
+    for name in committed:
+        assert (paths.REPRODUCTIONS_DIR / name / "race.csv.xz").is_file(), f"{name}: run `benchsuite reproductions`"
+        assert _shipped(f"reproductions/{name}/race.csv.xz"), name
+        for other in ("runs.columns.xz", "provenance.json", "provenance_runs.jsonl.xz", "figure_table.png"):
+            assert not _shipped(f"reproductions/{name}/{other}"), other
+    for top in ("SCORECARD.md", "scorecard.csv", "notes.yaml"):
+        assert not _shipped(f"reproductions/{top}"), top
 
 
 def test_the_suite_imports_without_the_top_level_folders_from_anywhere(tmp_path: Path) -> None:
