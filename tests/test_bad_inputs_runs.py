@@ -409,7 +409,10 @@ def test_sigterm_and_sighup_release_the_lock(tmp_path) -> None:
         proc = subprocess.Popen([sys.executable, "-m", "benchsuite.cli", "run", "-b", "sleep_branin", "-o",
                                  "random_search", "--budget-evals", "500", "--backend", backend, "--benchmark-set",
                                  "sleep_s=0.2", "--out", str(out)], stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONHASHSEED": "0"})
+                                env={**os.environ, "PYTHONHASHSEED": "0"},
+                                # under nohup (a CI runner's shell, say) SIGHUP is inherited as ignored, and the run
+                                # rightly keeps it so: start the run with the default disposition a terminal gives
+                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
         reader.start()
