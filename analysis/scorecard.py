@@ -417,7 +417,7 @@ def protocol_rows(protocol: Any, df: pd.DataFrame | None, notes: Mapping[tuple[s
         return {"paper": item.paper, "source": item.source, "protocol": protocol.name, "benchmark": item.benchmark,
                 "fidelity": item.fidelity, "differences": "; ".join(item.differences), "ours": "", "ours_se": "",
                 "ours_runs": 0, "verdict": "", "basis": "", "z": math.nan, "note": "", "variant": item.variant,
-                "number": number_id(item)}
+                "number": number_id(item), "closer_than": ", ".join(p for p, _ in item.closer_than)}
 
     for cell in pub.cells:
         d = max(decimals(cell.value), decimals(cell.error) if cell.error is not None else 0) + 1
@@ -501,20 +501,40 @@ def _note(verdict: str, far: str, measured: str | None, setup: Sequence[str]) ->
 _FIDELITY_RANK = {"faithful": 0, "adapted": 1, "variant": 2}
 
 
+def _closer_than(text: Any) -> list[str]:
+    """The protocol names of a row's ``closer_than`` column (comma-separated)."""
+    if not isinstance(text, str):  # absent (NaN where some rows of a frame lack the column)
+        return []
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def mark_counted(card: pd.DataFrame) -> pd.DataFrame:
     """Add ``counted``: each published number is counted once, in the row of the protocol that compares with it
     most closely. Variants are never counted. Among the other rows of one number: one with runs before one
-    without, then faithful before adapted, then fewer named differences, then more runs, then the protocol
-    name (so the choice is reproducible)."""
+    without, then faithful before adapted, then a protocol that its ``closer_than`` says is closer to the paper
+    before the protocols it names (a judgement the count of differences cannot make: one difference may weigh
+    more than two), then fewer named differences, then more runs, then the protocol name (so the choice is
+    reproducible). A ``closer_than`` naming a protocol that does not compare with the same number is an error."""
     card = card.copy()
     card["counted"] = False
+    if "closer_than" not in card:
+        card["closer_than"] = ""
     live = card[~card["variant"].astype(bool)]
     for _, g in live.groupby("number", sort=False):
+        beaten: set[str] = set()
+        for _, r in g.iterrows():
+            for name in _closer_than(r["closer_than"]):
+                if name not in set(g["protocol"]):
+                    raise DataError(f"protocol {r['protocol']}: closer_than names {name!r}, which does not compare "
+                                    f"with the same published number ({r['number']}); name a protocol that does, "
+                                    "or remove it")
+                beaten.add(name)
         key = g.assign(
             _run=(g["ours_runs"].astype(int) == 0).astype(int), _fid=g["fidelity"].map(_FIDELITY_RANK),
+            _far=g["protocol"].isin(beaten).astype(int),
             _diffs=g["differences"].map(lambda t: len([x for x in str(t).split("; ") if x])),
             _runs=-g["ours_runs"].astype(int))
-        best = key.sort_values(["_run", "_fid", "_diffs", "_runs", "protocol"], kind="stable").index[0]
+        best = key.sort_values(["_run", "_fid", "_far", "_diffs", "_runs", "protocol"], kind="stable").index[0]
         card.loc[best, "counted"] = True
     return card
 
@@ -552,7 +572,7 @@ def build(protocols: Mapping[str, Any], root: str | os.PathLike) -> pd.DataFrame
             row["note"] = "; ".join(x for x in (row["note"], f"{stale} committed run(s) of an earlier setup of "
                                                 "the protocol left out (rerun them)") if x)
         rows += new
-    card = pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant", "number"])
+    card = pd.DataFrame(rows, columns=[*COLUMNS, "method", "variant", "number", "closer_than"])
     return flag_multiple_comparisons(mark_counted(card))
 
 

@@ -36,6 +36,10 @@ block and overridden per cell or claim):
 - ``variant``: a method or setup of ours beside the paper's (BOCS-SA beside the paper's BOCS-SDP; COMBO's
   problems on our own instances): shown with its verdict, never counted in the headline.
 
+A number that two protocols compare with is counted once, in the closer (``benchsuite.analysis.scorecard``'s
+``mark_counted``). Where counting named differences would choose wrongly (one difference may weigh more than
+two), the closer protocol's block says so: ``closer_than: {protocol: why}``, one line of reason each.
+
 A cell may give ``optimum``, the benchmark's known optimum in the paper's units: when the published value and
 our mean both equal it at the paper's printed precision, the verdict is ``match`` by the same-optimum rule
 (``benchsuite.analysis.scorecard``) whatever the error bars (a printed ``+- 0`` and runs that all end at the
@@ -55,7 +59,7 @@ ERROR_KINDS = ("standard_error", "standard_deviation", "not_stated")
 FIDELITIES = ("faithful", "adapted", "variant")  # from the closest to the paper to ours beside it
 CLAIM_KINDS = ("factor", "equal")
 _BLOCK_KEYS = ("paper", "source", "error_kind", "runs", "scale", "offset", "higher_is_better", "gpu", "fidelity",
-               "differences", "note", "cells", "claims")
+               "differences", "closer_than", "note", "cells", "claims")
 _CELL_KEYS = ("benchmark", "optimizer", "method", "value", "error", "error_kind", "runs", "source", "note",
               "not_run", "fidelity", "differences", "optimum", "retrained")
 _CLAIM_KEYS = ("kind", "benchmark", "optimizer", "baseline", "optimizers", "target", "tolerance", "value", "statement",
@@ -83,6 +87,7 @@ class PublishedCell:
     not_run: str = ""
     fidelity: str = "faithful"  # FIDELITIES
     differences: tuple[str, ...] = ()  # what an adapted (or variant) setup changes, one line each
+    closer_than: tuple[tuple[str, str], ...] = ()  # (protocol, why): the block's ``closer_than``
     optimum: float | None = None  # the benchmark's known optimum in paper units (the same-optimum rule)
     retrained: bool = False  # compared with the runs' retrained value (the protocol's `retrain:` step)
 
@@ -114,6 +119,7 @@ class PublishedClaim:
     note: str = ""
     fidelity: str = "faithful"  # FIDELITIES
     differences: tuple[str, ...] = ()
+    closer_than: tuple[tuple[str, str], ...] = ()  # (protocol, why): the block's ``closer_than``
 
     @property
     def variant(self) -> bool:
@@ -186,7 +192,10 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             basis = _text(c, f"{key}.gpu.basis", g["basis"])
         block_fidelity = c.choice(f"{key}.fidelity", block.get("fidelity", "faithful"), FIDELITIES)
         block_diffs = _differences(c, f"{key}.differences", block.get("differences"))
+        closer = _closer_than(c, f"{key}.closer_than", block.get("closer_than"))
         block_note = _text(c, f"{key}.note", block["note"]) if block.get("note") is not None else ""
+        block_note = "; ".join(filter(None, [block_note,
+                                             *(f"closer to the paper than {p}: {why}" for p, why in closer)]))
         if not block.get("cells") and not block.get("claims"):
             raise c.fail(key, "give `cells:` or `claims:` (the paper's numbers)")
         for j, cell in enumerate(_list(c, f"{key}.cells", block.get("cells"))):
@@ -215,7 +224,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
                 _runs(c, f"{k}.runs", cell.get("runs", runs)), scale, offset, hib,
                 "; ".join(filter(None, [block_note, _text(c, f"{k}.note", cell["note"])
                                         if cell.get("note") is not None else ""])), not_run, fidelity, diffs,
-                optimum, retrained))
+                closer, optimum, retrained))
         for j, claim in enumerate(_list(c, f"{key}.claims", block.get("claims"))):
             k = f"{key}.claims[{j}]"
             claim = c.keys(k, claim, _CLAIM_KEYS, required=("kind", "benchmark", "statement"))
@@ -225,7 +234,7 @@ def parse_published(c: Any, raw: Any, benchmarks: Sequence[str], optimizers: Seq
             common = dict(paper=paper, source=_text(c, f"{k}.source", claim.get("source", source)), kind=ckind,
                           benchmark=bench, statement=_text(c, f"{k}.statement", claim["statement"]),
                           runs=_runs(c, f"{k}.runs", claim.get("runs", runs)), scale=scale, offset=offset,
-                          higher_is_better=hib, fidelity=fidelity, differences=diffs,
+                          higher_is_better=hib, fidelity=fidelity, differences=diffs, closer_than=closer,
                           note="; ".join(filter(None, [block_note, _text(c, f"{k}.note", claim["note"])
                                                        if claim.get("note") is not None else ""])))
             if ckind == "factor":
@@ -267,6 +276,17 @@ def _differences(c: Any, key: str, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not raw:
         raise c.fail(key, "expected a non-empty list of one-line differences (what differs, ours then theirs)")
     return tuple(_text(c, f"{key}[{i}]", d) for i, d in enumerate(raw))
+
+
+def _closer_than(c: Any, key: str, raw: Any) -> tuple[tuple[str, str], ...]:
+    """``closer_than: {protocol: why}``: the other protocols comparing with the same numbers that this one is
+    closer to the paper than, each with a one-line reason (whether they exist and share the numbers is checked
+    where every protocol is known, in the scorecard)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping) or not raw:
+        raise c.fail(key, "expected a mapping {protocol: why this one is closer to the paper}")
+    return tuple((_text(c, f"{key}", str(name)), _text(c, f"{key}.{name}", why)) for name, why in raw.items())
 
 
 def _fidelity(c: Any, key: str, item: Mapping[str, Any], block_fidelity: str,

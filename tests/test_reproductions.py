@@ -86,6 +86,8 @@ def load_protocol_named(name: str):
     (lambda r: r["published"][0].update(fidelity="adapted", differences=[]), "non-empty list"),
     (lambda r: r["published"][0]["cells"][0].update(optimum="low"), "expected a number"),
     (lambda r: r["published"][0].update(note=" "), "expected a non-empty text"),
+    (lambda r: r["published"][0].update(closer_than=["other"]), "expected a mapping {protocol: why"),
+    (lambda r: r["published"][0].update(closer_than={"other": ""}), "closer_than.other: expected a non-empty"),
 ])
 def test_bad_published_block_is_one_line_naming_the_key(mutate, words: str) -> None:
     raw = copy.deepcopy(_raw())
@@ -105,6 +107,10 @@ def test_block_level_fidelity_differences_and_note_reach_every_cell() -> None:
     raw["published"][1]["cells"][0].update(differences=["budget: ours, theirs"], note="its own")
     cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
     assert cell.differences == ("setup: ours, theirs", "budget: ours, theirs") and cell.note == "another setup; its own"
+    raw["published"][1]["closer_than"] = {"other_protocol": "its clock is the paper's"}
+    cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
+    assert cell.closer_than == (("other_protocol", "its clock is the paper's"),)
+    assert "closer to the paper than other_protocol: its clock is the paper's" in cell.note
     raw["published"][1]["cells"][0].update(fidelity="variant")
     cell = [c for c in parse_protocol(raw, str(MINI)).published.cells if c.paper == "Example B"][0]
     assert cell.variant and cell.fidelity == "variant"

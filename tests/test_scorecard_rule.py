@@ -147,6 +147,25 @@ def test_a_number_is_counted_once_in_the_closest_protocol_that_runs_it() -> None
                                  "alone": True}
 
 
+def test_closer_than_overrules_the_count_of_differences_and_must_name_a_protocol_with_the_same_number() -> None:
+    card = pd.DataFrame([
+        _row("table_clock", "adapted", 30, "a; b"),
+        {**_row("pool_clock", "adapted", 20, "a; b; c"), "closer_than": "table_clock"},
+        _row("faithful_one", "faithful", 0, verdict="not-run (gpu)"),
+    ])
+    counted = S.mark_counted(card).set_index("protocol")["counted"]
+    assert counted.to_dict() == {"table_clock": False, "pool_clock": True, "faithful_one": False}
+    # without the judgement, fewer named differences win
+    plain = S.mark_counted(card.assign(closer_than="")).set_index("protocol")["counted"]
+    assert plain["table_clock"] and not plain["pool_clock"]
+    # a faithful protocol with runs still comes first
+    card.loc[2, "ours_runs"], card.loc[2, "verdict"] = 5, "match"
+    assert S.mark_counted(card).set_index("protocol")["counted"]["faithful_one"]
+    wrong = pd.DataFrame([_row("x", "adapted", 5, "a"), {**_row("y", "adapted", 5, "a"), "closer_than": "z"}])
+    with pytest.raises(S.DataError, match="closer_than names 'z'"):
+        S.mark_counted(wrong)
+
+
 def test_the_headline_counts_by_fidelity_with_weak_matches_and_not_run_reasons_apart() -> None:
     card = pd.DataFrame([
         _row("a", "faithful", 25, number="1"),
