@@ -127,20 +127,27 @@ def test_independent_instances_show_the_paper_table_as_variants() -> None:
 
 def test_the_pool_cost_protocol_compares_the_fabolas_claims_and_counts_them_once(tmp_path: Path) -> None:
     """fabolas_svm_grid_pool50k repeats fabolas_svm_grid's six claims (the same statements, the paper's pool's
-    costs charged): both are adapted, each with its differences named, and each claim is counted once, in the
-    protocol with fewer differences."""
+    costs charged): both are adapted, each with its differences named, and each claim is counted once: in the
+    pool protocol, which says it is the closer (``closer_than``) although it names more differences, unless
+    only the other has runs."""
     paper = load_protocol_named("fabolas_svm_grid").published.claims
     ours = load_protocol_named("fabolas_svm_grid_pool50k").published.claims
     key = [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in paper]
     assert [(c.optimizer, c.baseline, c.value, c.tolerance, c.statement) for c in ours] == key
     assert all(c.fidelity == "adapted" and any("50,000" in d for d in c.differences) for c in ours)
     assert all(c.fidelity == "adapted" and len(c.differences) < len(o.differences) for c, o in zip(paper, ours))
+    assert all([p for p, _ in c.closer_than] == ["fabolas_svm_grid"] for c in ours)
     protos = {n: load_protocol_named(n) for n in ("fabolas_svm_grid", "fabolas_svm_grid_pool50k")}
     card = S.build(protos, tmp_path)  # nothing committed under tmp_path
     rows = card[card["protocol"] == "fabolas_svm_grid_pool50k"]
-    assert len(rows) == 6 and not rows["counted"].any() and (rows["verdict"] == "not-run (no runs yet)").all()
-    assert card[card["protocol"] == "fabolas_svm_grid"]["counted"].all()
+    assert len(rows) == 6 and rows["counted"].all() and (rows["verdict"] == "not-run (no runs yet)").all()
+    assert not card[card["protocol"] == "fabolas_svm_grid"]["counted"].any()
     assert int(S.counts(card).to_numpy().sum()) == 6  # each statement once
+    committed = Path(__file__).resolve().parents[1] / "reproductions" / "fabolas_svm_grid"
+    shutil.copytree(committed, tmp_path / "fabolas_svm_grid")  # runs of the other protocol only
+    card = S.build(protos, tmp_path)
+    assert card[card["protocol"] == "fabolas_svm_grid"]["counted"].all()
+    assert not card[card["protocol"] == "fabolas_svm_grid_pool50k"]["counted"].any()
 
 
 # -- verdicts -------------------------------------------------------------------------------
