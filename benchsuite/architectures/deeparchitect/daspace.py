@@ -25,9 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
 SpaceFn = Callable[[int], core.IO]
 ChooseFn = Callable[[int, str, tuple], int]
 _MAX_SAMPLE_TRIES = 10_000
-#: value lists whose SMBO features are remembered (no graph kept): SMBO scores hundreds of samples
-#: per decision, and on a small space (the NB201 cell: 15,625 lists) the same lists recur
-_FEATURE_MEMO = 20_000
 # Terminal graphs kept per space, most recent first out last: the walk just made is what
 # ``features``, ``build`` and ``neighbours`` ask for next. Few, because a graph is thousands of
 # objects in reference cycles: kept long, they reach the collector's oldest generation,
@@ -90,7 +87,6 @@ class DASpace(ArchitectureSpace):
         self._graphs: OrderedDict[tuple, tuple[core.Graph, list[core.Independent]]] = OrderedDict()
         self._records: OrderedDict[tuple, _Record] = OrderedDict()
         self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
-        self._feature_memo: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # typed values -> features
         self._product: _Record | None = None  # a product space's first sampled record (see sample)
 
     # -- traversal -------------------------------------------------------------------------
@@ -420,15 +416,13 @@ class DASpace(ArchitectureSpace):
 
     # -- features, networks ------------------------------------------------------------------------
     def features(self, values: Any) -> list[str]:
-        """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters."""
-        try:  # typed, so that True and 1 stay apart (validate tells them apart too)
-            memo_key: tuple | None = tuple((type(v), v) for v in values)
-            hash(memo_key)
-        except TypeError:
-            memo_key = None
-        if memo_key is not None and memo_key in self._feature_memo:
-            self._feature_memo.move_to_end(memo_key)
-            return list(self._feature_memo[memo_key])
+        """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters.
+
+        Nothing is remembered per value list beyond the few graphs kept (see ``_GRAPHS``): a caller that asks
+        for the same lists again keeps what it derives from them (``da_smbo`` keeps each list's feature
+        buckets). A second copy here cost more than it saved: every feature string of every list asked for
+        stayed alive, so a process that scores many new lists kept growing its memory instead of reusing it.
+        """
         rec = self._known(values)
         kept = self._graphs.get(rec.values) if rec is not None else None
         if kept is not None:  # the walk just made (Nasbench, Nasnet sample by walking): its id is its own
@@ -436,20 +430,18 @@ class DASpace(ArchitectureSpace):
             feats = self._features.get(id(g))
             if feats is None:
                 feats = self._features[id(g)] = graph_features(g)
-        else:  # a graph of its own, not kept: SMBO asks for hundreds of lists no walk made (product spaces)
-            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-                raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
-                                         f"{type(values).__name__}")
-            with core.paused_gc():
-                g, hs = self._specify(list(values))
+            return list(feats)
+        # a graph of its own, not kept: SMBO asks for hundreds of lists no walk made (product spaces)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
+                                     f"{type(values).__name__}")
+        with core.paused_gc():
+            g, hs = self._specify(list(values))
+            if rec is None:
                 self._remember(g, hs, keep_graph=False)
-                feats = graph_features(g)
-                g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
-        if memo_key is not None:
-            self._feature_memo[memo_key] = tuple(feats)
-            if len(self._feature_memo) > _FEATURE_MEMO:
-                self._feature_memo.popitem(last=False)
-        return list(feats)
+            feats = graph_features(g)
+            g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
+        return feats
 
     def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_out: int = 10,
               n_classes: int | None = None) -> nn.Module:
@@ -479,14 +471,11 @@ def graph_features(g: core.Graph) -> list[str]:
     """The feature strings of a terminal graph (see :meth:`DASpace.features`)."""
     mods = g.ordered_modules()
     feats = [f"m:{m.name}" for m in mods]
-    for m in mods:
-        outs = m.outputs
-        for oname in (sorted(outs) if len(outs) > 1 else outs):
-            for inp in outs[oname].dsts:
-                feats.append(f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}")
-    for m in mods:
-        for local, h in m.hyperps.items():
-            feats.append(f"h:{m.name}/{local}:{h.name}={h.value!r}")
+    # comprehensions rather than loops: SMBO makes these strings for every candidate it has not seen
+    feats += [f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}" for m in mods
+              for oname, out in (m.outputs.items() if len(m.outputs) < 2 else sorted(m.outputs.items()))
+              for inp in out.dsts]
+    feats += [f"h:{m.name}/{local}:{h.name}={h.value!r}" for m in mods if m.hyperps for local, h in m.hyperps.items()]
     return feats
 
 
