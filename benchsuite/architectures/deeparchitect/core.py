@@ -309,6 +309,40 @@ def _linked(mods: Sequence[Module]) -> list[Module]:
         [d.module for m in mods for o in m.outputs.values() for d in o.dsts]
 
 
+def _unlink(modules: Sequence[Module], hyperparameters: Sequence[Hyperparameter]) -> None:
+    """Break the reference cycles through these modules and hyperparameters (see :meth:`Graph.dispose`).
+
+    The fewest links that leave no cycle: a module no longer holds its inputs and outputs, an output no longer
+    holds the inputs it feeds, a hyperparameter no longer holds its modules and dependents (an input still names
+    its source and its module, a module its graph and hyperparameters: none of these leads back)."""
+    for m in modules:
+        for o in m.outputs.values():
+            o.dsts = None  # type: ignore[assignment]
+        m.inputs = m.outputs = m.in_order = None  # type: ignore[assignment]
+    for h in hyperparameters:
+        h.modules = []
+        h.dependents = []
+
+
+class _Snapshot:
+    """A graph's state for :meth:`Graph.restore`: its counters, names and lists, and every module's links,
+    every unexpanded substitution module and every hyperparameter's value, name and lists as they are."""
+
+    __slots__ = ("n_modules", "n_hyperparameters", "srcs", "dsts", "substituted", "hyperps", "counters", "names",
+                 "inputs", "outputs", "infeasible", "round_starts", "skipped")
+
+    def __init__(self, g: Graph):
+        self.n_modules, self.n_hyperparameters = len(g.modules), len(g.hyperparameters)
+        self.srcs = [(i, i.src) for m in g.modules for i in m.in_order]
+        self.dsts = [(o, tuple(o.dsts)) for m in g.modules for o in m.outputs.values()]
+        self.substituted = [m for m in g.modules if m.is_substitution and not m.done]  # type: ignore[attr-defined]
+        self.hyperps = [(h, h.value, h.assigned, h.name, len(h.modules), len(h.dependents))
+                        for h in g.hyperparameters]
+        self.counters, self.names = dict(g.counters), dict(g.names)
+        self.inputs, self.outputs = dict(g.inputs), dict(g.outputs)
+        self.infeasible, self.round_starts, self.skipped = tuple(g.infeasible), tuple(g.round_starts), g.skipped
+
+
 class Graph:
     """A search space being specified: its modules, hyperparameters and named inputs/outputs."""
 
@@ -439,9 +473,9 @@ class Graph:
             raise ValueError(f"substitution module {m.name} is declared closed but its expansion marks the "
                              f"architecture infeasible; drop closed=True")
         mods = self.modules[n_m:]
-        own = set(map(id, mods))
-        if not own.issuperset(map(id, _linked(mods))):  # one pass over all the connections; a module named below
-            m2 = next(x for x in mods if not own.issuperset(map(id, _linked((x,)))))
+        own = set(mods)  # modules hash by identity
+        if not own.issuperset(_linked(mods)):  # one pass over all the connections; a module named below
+            m2 = next(x for x in mods if not own.issuperset(_linked((x,))))
             raise ValueError(f"substitution module {m.name} is declared closed but its expansion connects "
                              f"{m2.name} to a module outside it; drop closed=True")
         for m2 in [x for x in mods if x.is_substitution or x.hyperps]:  # most new modules are basic, without any
@@ -471,20 +505,43 @@ class Graph:
         (running as soon as a walk re-enables it) would otherwise trace generation after generation. With
         this, and graphs of their own for SMBO's features, a ``da_smbo`` decision whose 512 candidates all need
         their features took 0.68 instead of 1.79 CPU s (``perf/ab.py``, ``da_smbo_100``). Only for a graph
-        nothing else holds (:meth:`~.daspace.DASpace.features` walks one of its own).
+        nothing else holds (:meth:`~.daspace.DASpace.features` walks one of its own where the space is no
+        product; a product space's features assign one graph again and again, see :meth:`restore`).
         """
-        # the fewest links that leave no cycle: a module no longer holds its inputs and outputs, and an output
-        # no longer holds the inputs it feeds (an input still names its source and its module, a module its
-        # graph and hyperparameters, none of which leads back once the graph and the hyperparameters let go)
-        for m in self.modules:
-            for o in m.outputs.values():
-                o.dsts = None  # type: ignore[assignment]
-            m.inputs = m.outputs = m.in_order = None  # type: ignore[assignment]
-        for h in self.hyperparameters:
-            h.modules = []
-            h.dependents = []
+        _unlink(self.modules, self.hyperparameters)
         self.modules, self.hyperparameters, self.names, self._fresh = [], [], {}, []
         self.inputs, self.outputs = {}, {}
+
+    def snapshot(self) -> _Snapshot:
+        """What :meth:`restore` needs to put the graph back as it is now (every value and link that assigning
+        and substituting change)."""
+        if self._fresh:
+            raise RuntimeError("a graph is snapshot only between assignments, with nothing left to resolve")
+        return _Snapshot(self)
+
+    def restore(self, snap: _Snapshot) -> None:
+        """Put the graph back as it was at ``snap`` (taken from this graph): the modules and hyperparameters
+        made since are unlinked (freed at once, as by :meth:`dispose`), the others get back their values,
+        links and names. Assigning the same values afterwards builds what a fresh copy of the space builds,
+        with the same names: a product space's features (:meth:`~.daspace.DASpace.features`) assign every
+        value list on one graph instead of building the network's skeleton afresh for each."""
+        _unlink(self.modules[snap.n_modules:], self.hyperparameters[snap.n_hyperparameters:])
+        del self.modules[snap.n_modules:]
+        del self.hyperparameters[snap.n_hyperparameters:]
+        for i, src in snap.srcs:
+            i.src = src
+        for o, dsts in snap.dsts:
+            o.dsts = list(dsts)
+        for m in snap.substituted:
+            m.done = False
+        for h, value, assigned, name, n_mods, n_deps in snap.hyperps:
+            h.value, h.assigned, h.name = value, assigned, name
+            del h.modules[n_mods:]
+            del h.dependents[n_deps:]
+        self.counters, self.names = dict(snap.counters), dict(snap.names)
+        self.inputs, self.outputs = dict(snap.inputs), dict(snap.outputs)
+        self.infeasible, self.round_starts, self.skipped = list(snap.infeasible), list(snap.round_starts), snap.skipped
+        self._fresh = []
 
     # -- Algorithms 5 and 2 (ordered traversal)
     def ordered_modules(self) -> list[Module]:

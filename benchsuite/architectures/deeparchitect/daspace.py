@@ -88,6 +88,7 @@ class DASpace(ArchitectureSpace):
         self._records: OrderedDict[tuple, _Record] = OrderedDict()
         self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
         self._product: _Record | None = None  # a product space's first sampled record (see sample)
+        self._unassigned: tuple[core.Graph, core._Snapshot] | None = None  # see _product_features
 
     # -- traversal -------------------------------------------------------------------------
     def graph(self, n_classes: int = 10) -> core.Graph:
@@ -201,24 +202,11 @@ class DASpace(ArchitectureSpace):
         assignments in the same order, so the same graph. A list that does not fit that shape is walked, and
         the walk says what is wrong with it.
         """
-        tmpl = self._product
-        if tmpl is not None and len(vals) == len(tmpl.names):
+        if self._product is not None and len(vals) == len(self._product.names):
             g = self.graph(n_classes)
-            hs = []
-            names = g.names
-            with core.paused_gc():
-                for pos, name in enumerate(tmpl.names):
-                    h = names.get(name)
-                    if not isinstance(h, core.Independent) or h.assigned or h.values != tmpl.domains[pos]:
-                        break
-                    k = h.index_of(vals[pos])
-                    if k < 0:
-                        break
-                    g.assign(h, h.values[k])
-                    hs.append(h)
-                else:
-                    g.round_starts = [0]
-                    return g, hs
+            hs = self._assign_product(g, vals)
+            if hs is not None:
+                return g, hs
 
         def ch(pos: int, h: core.Independent) -> Any:
             if pos >= len(vals):
@@ -239,6 +227,28 @@ class DASpace(ArchitectureSpace):
                 f"{self.name}: value list too long: the architecture is fully specified after {len(hs)} value(s), "
                 f"{len(vals)} given (extra from position {len(hs)}: {vals[len(hs)]!r})")
         return g, hs
+
+    def _assign_product(self, g: core.Graph, vals: Sequence[Any]) -> list[core.Independent] | None:
+        """Assign a product space's value list on an unassigned graph of the space, by name in the first walk's
+        order (see :meth:`_specify`); None, the graph part assigned, where the list does not fit that shape."""
+        tmpl = self._product
+        assert tmpl is not None
+        if len(vals) != len(tmpl.names):
+            return None
+        hs = []
+        names = g.names
+        with core.paused_gc():
+            for pos, name in enumerate(tmpl.names):
+                h = names.get(name)
+                if not isinstance(h, core.Independent) or h.assigned or h.values != tmpl.domains[pos]:
+                    return None
+                k = h.index_of(vals[pos])
+                if k < 0:
+                    return None
+                g.assign(h, h.values[k])
+                hs.append(h)
+        g.round_starts = [0]
+        return hs
 
     def hyperparameters(self, values: Any) -> list[tuple[str, tuple]]:
         """``(name, domain)`` of each position of a value list."""
@@ -431,17 +441,43 @@ class DASpace(ArchitectureSpace):
             if feats is None:
                 feats = self._features[id(g)] = graph_features(g)
             return list(feats)
-        # a graph of its own, not kept: SMBO asks for hundreds of lists no walk made (product spaces)
+        # no graph kept: SMBO asks for hundreds of lists no walk made (product spaces)
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
                                      f"{type(values).__name__}")
+        vals = list(values)
         with core.paused_gc():
-            g, hs = self._specify(list(values))
+            if self._product is not None:
+                feats = self._product_features(vals, remember=rec is None)
+                if feats is not None:
+                    return feats
+            g, hs = self._specify(vals)
             if rec is None:
                 self._remember(g, hs, keep_graph=False)
             feats = graph_features(g)
             g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
         return feats
+
+    def _product_features(self, vals: list, remember: bool) -> list[str] | None:
+        """Features of a product space's value list from the one unassigned graph this space keeps for them:
+        assigned, read, then restored (:meth:`core.Graph.restore`), so that the network's skeleton, the same for
+        every list, is built once instead of once per list. None where the list does not fit the product's
+        shape (the caller then walks it, which says what is wrong)."""
+        kept, self._unassigned = self._unassigned, None  # taken while in use: another thread makes its own
+        if kept is None:
+            g = self.graph()
+            kept = (g, g.snapshot())
+        g, snap = kept
+        try:
+            hs = self._assign_product(g, vals)
+            if hs is None:
+                return None
+            if remember:
+                self._remember(g, hs, keep_graph=False)
+            return graph_features(g)
+        finally:
+            g.restore(snap)
+            self._unassigned = kept
 
     def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_out: int = 10,
               n_classes: int | None = None) -> nn.Module:
