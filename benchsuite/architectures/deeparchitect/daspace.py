@@ -158,6 +158,14 @@ class DASpace(ArchitectureSpace):
 
     def _known(self, values: Any) -> _Record | None:
         """The record of a value list this space walked (True and 1 kept apart), or None."""
+        if type(values) is tuple:  # the very tuple a draw or walk returned (SMBO asks twice for each of 512)
+            try:
+                rec = self._records.get(values)
+            except TypeError:  # something unhashable in it: no record has that
+                return None
+            if rec is not None and rec.values is values:
+                self._records.move_to_end(values)
+                return rec
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             return None
         key = self._key(values)
