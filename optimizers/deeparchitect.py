@@ -362,14 +362,14 @@ class DASMBO(_DASearcher):
         return row
 
     def _buckets(self, config: Any) -> np.ndarray:
-        cache, size = self._bucket_cache, self.settings["hash_size"]
-        out = []
-        for f in self.space.features(config):
-            b = cache.get(f)
-            if b is None:
-                b = cache[f] = zlib.crc32(f.encode("utf-8")) % size
-            out.append(b)
-        return np.asarray(out, dtype=np.int64)
+        cache = self._bucket_cache
+        feats = self.space.features(config)
+        try:  # a run meets a few thousand distinct strings: after its first decisions all are known
+            return np.fromiter(map(cache.__getitem__, feats), dtype=np.int64, count=len(feats))
+        except KeyError:
+            new = [f for f in dict.fromkeys(feats) if f not in cache]
+            cache.update(zip(new, feature_buckets(new, self.settings["hash_size"]).tolist()))
+            return np.fromiter(map(cache.__getitem__, feats), dtype=np.int64, count=len(feats))
 
     def predict(self, configs: Sequence[Any]) -> np.ndarray:
         """Surrogate scores (higher is better) of configurations; zeros before the first fit."""

@@ -5,8 +5,8 @@ For each space that declares ``product = True`` (Genetic, Flat, the NAS-Bench-20
 the space as registered (one walk, then one ``rng.integers`` per position) and once through the
 same space function without the declaration (a walk per draw, as before). Prints milliseconds per
 draw (median of the blocks), the ratio, and checks that both gave the same value lists. Then, with
-``--smbo``, one SMBO decision's candidate scoring (``da_smbo``'s 512 draws and their features) on
-the NB201 cell once every cell's features are memoised (as late in a run), both ways.
+``--smbo``, one SMBO decision's candidate scoring (``da_smbo``'s 512 draws and their feature buckets) on
+the NB201 cell once every cell's buckets are in ``da_smbo``'s memo (as late in a run), both ways.
 
     OMP_NUM_THREADS=1 .venv/bin/python perf/bench_da_sample.py --n 200 --smbo
 """
@@ -59,19 +59,21 @@ def main() -> None:
         print(f"{name:8s} {1e3 * s:15.3f} {1e3 * f:16.4f} {s / f:7.0f} {same}")
 
     if args.smbo:
-        from benchsuite.optimizers.deeparchitect import random_draw
+        from benchsuite.optimizers.deeparchitect import DASMBO, random_draw
 
-        print("\nSMBO's candidate scoring on nb201 (512 draws + features, every cell's features memoised), CPU s per ask")
+        print("\nSMBO's candidate scoring on nb201 (512 draws + feature buckets, every cell's buckets in da_smbo's "
+              "memo), CPU s per ask")
         for label, sp in (("product", make_space("nb201")), ("walked", _walked(make_space("nb201")))):
             rng = np.random.default_rng(0)
+            smbo = DASMBO(sp, None, np.random.default_rng(0))
             doms = [d for _, d in sp.hyperparameters(sp.sample(rng))]
-            for v in itertools.product(*doms):  # every one of the 15,625 cells' features in the memo
-                sp.features(v)
+            for v in itertools.product(*doms):  # every one of the 15,625 cells' buckets in the memo
+                smbo.buckets(v)
             times = []
             for _ in range(5):
                 t = time.process_time()
                 for _ in range(512):
-                    sp.features(random_draw(sp, rng)[0])
+                    smbo.buckets(random_draw(sp, rng)[0])
                 times.append(time.process_time() - t)
             print(f"  {label:8s} {statistics.median(times):.3f}")
 

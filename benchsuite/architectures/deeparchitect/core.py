@@ -34,6 +34,7 @@ callback, so an architecture is exactly the list of values assigned, in that ord
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -114,7 +115,10 @@ class Dependent(Hyperparameter):
 
     def ready(self) -> bool:
         """All the hyperparameters it depends on have values."""
-        return all(h.assigned for h in self.deps.values())
+        for h in self.deps.values():  # a loop: all() over a generator costs more for these few
+            if not h.assigned:
+                return False
+        return True
 
 
 # -- inputs, outputs, modules --------------------------------------------------------------
@@ -163,20 +167,24 @@ class Module:
     is_substitution = False
 
     def __init__(self, type_name: str, input_names: Sequence[str], output_names: Sequence[str],
-                 hyperps: Mapping[str, Hyperparameter]):
+                 hyperps: Mapping[str, Hyperparameter] | None):
         # written out for speed (SMBO builds hundreds of graphs of hundreds of modules per decision): this is
-        # _current_graph() and graph._unique(type_name), with one-input one-output modules made directly
-        self.type_name = type_name
-        stack = getattr(_LOCAL, "stack", None)
-        if not stack:
+        # _current_graph(), graph._unique(type_name) and graph._register_module(self), with one-input
+        # one-output modules made directly
+        try:
+            graph = _LOCAL.stack[-1]
+        except (AttributeError, IndexError):
             _current_graph()  # raises the error that says where modules are made
-        graph = stack[-1]
+            raise
+        self.type_name = type_name
         counters = graph.counters
         n = counters.get(type_name, 0) + 1
         counters[type_name] = n
-        self.name = f"{type_name}-{n}"
+        self.name = name = f"{type_name}-{n}"
         if input_names == ("in",):
-            i = Input(self, "in")
+            # made without a call of Input.__init__ (the same three fields): most modules have one input
+            i = _new(Input)
+            i.module, i.name, i.src = self, "in", None
             self.inputs = {"in": i}
             # the inputs in sorted local-name order (the traversal order of Algorithms 2 and 5), once
             self.in_order: tuple[Input, ...] = (i,)
@@ -184,20 +192,30 @@ class Module:
             self.inputs = inputs = {n: Input(self, n) for n in input_names}
             self.in_order = (tuple(inputs.values()) if len(inputs) < 2
                              else tuple(inputs[n] for n in sorted(inputs)))
-        self.outputs = {"out": Output(self, "out")} if output_names == ("out",) else \
-            {n: Output(self, n) for n in output_names}
+        if output_names == ("out",):  # as for the input
+            o = _new(Output)
+            o.module, o.name, o.dsts = self, "out", []
+            self.outputs = {"out": o}
+        else:
+            self.outputs = {n: Output(self, n) for n in output_names}
         self.hyperps: dict[str, Hyperparameter] = {}
+        self.graph = graph
         if hyperps:
             for local in sorted(hyperps):
                 h = hyperps[local]
                 if not isinstance(h, Hyperparameter):
-                    raise TypeError(f"module {self.name}: {local!r} must be a Hyperparameter, got {h!r}")
+                    raise TypeError(f"module {name}: {local!r} must be a Hyperparameter, got {h!r}")
                 self.hyperps[local] = h
                 h.modules.append(self)
                 if not h.name:
-                    h.name = graph._hyperparameter_name(f"{self.name}.{local}")
-        self.graph = graph
-        graph._register_module(self)
+                    h.name = graph._hyperparameter_name(f"{name}.{local}")
+            names = graph.names
+            for h in self.hyperps.values():
+                if h.name not in names:
+                    names[h.name] = h
+        graph.modules.append(self)
+        if self.is_substitution:
+            graph._fresh.append(self)
 
     def io(self) -> tuple[dict[str, Input], dict[str, Output]]:
         """The module as a search space: (inputs, outputs) by local name."""
@@ -205,6 +223,9 @@ class Module:
 
     def __repr__(self) -> str:
         return self.name
+
+
+_HYPERPARAMETER = itertools.repeat(Hyperparameter)  # isinstance's second argument, for map()
 
 
 class BasicModule(Module):
@@ -215,14 +236,14 @@ class BasicModule(Module):
 
     def __init__(self, op: str, props: Mapping[str, Any], input_names: Sequence[str] = ("in",),
                  output_names: Sequence[str] = ("out",), type_name: str | None = None):
-        hyperps = {}
-        static = {}
-        for k, v in props.items():
-            if isinstance(v, Hyperparameter):
-                hyperps[k] = v
-            else:
-                static[k] = v
         self.op = op
+        static = dict(props)
+        hyperps = None
+        # most modules have no hyperparameter among their properties: one pass in C says so
+        if static and any(map(isinstance, static.values(), _HYPERPARAMETER)):
+            hyperps = {k: v for k, v in props.items() if isinstance(v, Hyperparameter)}
+            for k in hyperps:  # the constants stay in their order
+                del static[k]
         self.static = static
         Module.__init__(self, type_name or op, input_names, output_names, hyperps)
 
@@ -258,11 +279,15 @@ class SubstitutionModule(Module):
 
     def ready(self) -> bool:
         """All hyperparameters have values."""
-        return all(h.assigned for h in self.hyperps.values())
+        for h in self.hyperps.values():  # a loop: all() over a generator costs more for these few
+            if not h.assigned:
+                return False
+        return True
 
 
 # -- the graph (a search space under specification) ---------------------------------------------
 _LOCAL = threading.local()
+_new = object.__new__
 
 
 def _current_graph() -> Graph:
@@ -275,6 +300,47 @@ def _current_graph() -> Graph:
 def mark_infeasible(reason: str) -> None:
     """Called by a substitution function: the architecture being specified is not in the space."""
     _current_graph().infeasible.append(reason)
+
+
+def _linked(mods: Sequence[Module]) -> list[Module]:
+    """The modules at the other end of every connection of ``mods`` (sources of their inputs, then the modules
+    their outputs feed), in list comprehensions: a closed expansion's check runs this on every expansion."""
+    return [s.module for m in mods for i in m.in_order if (s := i.src) is not None] + \
+        [d.module for m in mods for o in m.outputs.values() for d in o.dsts]
+
+
+def _unlink(modules: Sequence[Module], hyperparameters: Sequence[Hyperparameter]) -> None:
+    """Break the reference cycles through these modules and hyperparameters (see :meth:`Graph.dispose`).
+
+    The fewest links that leave no cycle: a module no longer holds its inputs and outputs, an output no longer
+    holds the inputs it feeds, a hyperparameter no longer holds its modules and dependents (an input still names
+    its source and its module, a module its graph and hyperparameters: none of these leads back)."""
+    for m in modules:
+        for o in m.outputs.values():
+            o.dsts = None  # type: ignore[assignment]
+        m.inputs = m.outputs = m.in_order = None  # type: ignore[assignment]
+    for h in hyperparameters:
+        h.modules = []
+        h.dependents = []
+
+
+class _Snapshot:
+    """A graph's state for :meth:`Graph.restore`: its counters, names and lists, and every module's links,
+    every unexpanded substitution module and every hyperparameter's value, name and lists as they are."""
+
+    __slots__ = ("n_modules", "n_hyperparameters", "srcs", "dsts", "substituted", "hyperps", "counters", "names",
+                 "inputs", "outputs", "infeasible", "round_starts", "skipped")
+
+    def __init__(self, g: Graph):
+        self.n_modules, self.n_hyperparameters = len(g.modules), len(g.hyperparameters)
+        self.srcs = [(i, i.src) for m in g.modules for i in m.in_order]
+        self.dsts = [(o, tuple(o.dsts)) for m in g.modules for o in m.outputs.values()]
+        self.substituted = [m for m in g.modules if m.is_substitution and not m.done]  # type: ignore[attr-defined]
+        self.hyperps = [(h, h.value, h.assigned, h.name, len(h.modules), len(h.dependents))
+                        for h in g.hyperparameters]
+        self.counters, self.names = dict(g.counters), dict(g.names)
+        self.inputs, self.outputs = dict(g.inputs), dict(g.outputs)
+        self.infeasible, self.round_starts, self.skipped = tuple(g.infeasible), tuple(g.round_starts), g.skipped
 
 
 class Graph:
@@ -324,16 +390,6 @@ class Graph:
         self.hyperparameters.append(h)
         if isinstance(h, Dependent):
             self._fresh.append(h)
-
-    def _register_module(self, m: Module) -> None:
-        self.modules.append(m)
-        if m.is_substitution:
-            self._fresh.append(m)
-        if m.hyperps:
-            names = self.names
-            for h in m.hyperps.values():
-                if h.name and h.name not in names:
-                    names[h.name] = h
 
     # -- Algorithm 1 (Transition)
     def assign(self, h: Independent, value: Any) -> None:
@@ -417,25 +473,19 @@ class Graph:
             raise ValueError(f"substitution module {m.name} is declared closed but its expansion marks the "
                              f"architecture infeasible; drop closed=True")
         mods = self.modules[n_m:]
-        own = set(map(id, mods))
-        for m2 in mods:
-            for i in m2.inputs.values():
-                if i.src is not None and id(i.src.module) not in own:
-                    raise ValueError(f"substitution module {m.name} is declared closed but its expansion connects "
-                                     f"{m2.name} to a module outside it; drop closed=True")
-            for o in m2.outputs.values():
-                for d in o.dsts:
-                    if id(d.module) not in own:
-                        raise ValueError(f"substitution module {m.name} is declared closed but its expansion "
-                                         f"connects {m2.name} to a module outside it; drop closed=True")
+        own = set(mods)  # modules hash by identity
+        if not own.issuperset(_linked(mods)):  # one pass over all the connections; a module named below
+            m2 = next(x for x in mods if not own.issuperset(_linked((x,))))
+            raise ValueError(f"substitution module {m.name} is declared closed but its expansion connects "
+                             f"{m2.name} to a module outside it; drop closed=True")
+        for m2 in [x for x in mods if x.is_substitution or x.hyperps]:  # most new modules are basic, without any
             if m2.is_substitution and not m2.closed:  # type: ignore[attr-defined]
                 raise ValueError(f"substitution module {m.name} is declared closed but its expansion creates "
                                  f"{m2.name}, which is not; declare both closed or neither")
-            if m2.hyperps:
-                for h in m2.hyperps.values():
-                    if isinstance(h, Independent) and not h.assigned:
-                        raise ValueError(f"substitution module {m.name} is declared closed but its expansion uses "
-                                         f"unassigned hyperparameter {h.name!r}; drop closed=True")
+            for h in m2.hyperps.values():
+                if isinstance(h, Independent) and not h.assigned:
+                    raise ValueError(f"substitution module {m.name} is declared closed but its expansion uses "
+                                     f"unassigned hyperparameter {h.name!r}; drop closed=True")
         new = self.hyperparameters[n_h:]
         if new:
             new_ids = set(map(id, new))
@@ -455,51 +505,69 @@ class Graph:
         (running as soon as a walk re-enables it) would otherwise trace generation after generation. With
         this, and graphs of their own for SMBO's features, a ``da_smbo`` decision whose 512 candidates all need
         their features took 0.68 instead of 1.79 CPU s (``perf/ab.py``, ``da_smbo_100``). Only for a graph
-        nothing else holds (:meth:`~.daspace.DASpace.features` walks one of its own).
+        nothing else holds (:meth:`~.daspace.DASpace.features` walks one of its own where the space is no
+        product; a product space's features assign one graph again and again, see :meth:`restore`).
         """
-        for m in self.modules:
-            m.graph = None  # type: ignore[assignment]
-            for i in m.inputs.values():
-                i.src = None
-                i.module = None  # type: ignore[assignment]
-            for o in m.outputs.values():
-                o.dsts = []
-                o.module = None  # type: ignore[assignment]
-            m.hyperps = {}
-        for h in self.hyperparameters:
-            h.modules = []
-            h.dependents = []
+        _unlink(self.modules, self.hyperparameters)
         self.modules, self.hyperparameters, self.names, self._fresh = [], [], {}, []
         self.inputs, self.outputs = {}, {}
+
+    def snapshot(self) -> _Snapshot:
+        """What :meth:`restore` needs to put the graph back as it is now (every value and link that assigning
+        and substituting change)."""
+        if self._fresh:
+            raise RuntimeError("a graph is snapshot only between assignments, with nothing left to resolve")
+        return _Snapshot(self)
+
+    def restore(self, snap: _Snapshot) -> None:
+        """Put the graph back as it was at ``snap`` (taken from this graph): the modules and hyperparameters
+        made since are unlinked (freed at once, as by :meth:`dispose`), the others get back their values,
+        links and names. Assigning the same values afterwards builds what a fresh copy of the space builds,
+        with the same names: a product space's features (:meth:`~.daspace.DASpace.features`) assign every
+        value list on one graph instead of building the network's skeleton afresh for each."""
+        _unlink(self.modules[snap.n_modules:], self.hyperparameters[snap.n_hyperparameters:])
+        del self.modules[snap.n_modules:]
+        del self.hyperparameters[snap.n_hyperparameters:]
+        for i, src in snap.srcs:
+            i.src = src
+        for o, dsts in snap.dsts:
+            o.dsts = list(dsts)
+        for m in snap.substituted:
+            m.done = False
+        for h, value, assigned, name, n_mods, n_deps in snap.hyperps:
+            h.value, h.assigned, h.name = value, assigned, name
+            del h.modules[n_mods:]
+            del h.dependents[n_deps:]
+        self.counters, self.names = dict(snap.counters), dict(snap.names)
+        self.inputs, self.outputs = dict(snap.inputs), dict(snap.outputs)
+        self.infeasible, self.round_starts, self.skipped = list(snap.infeasible), list(snap.round_starts), snap.skipped
+        self._fresh = []
 
     # -- Algorithms 5 and 2 (ordered traversal)
     def ordered_modules(self) -> list[Module]:
         """Modules reachable backwards from the outputs, in the unique order of Algorithm 5."""
-        space_inputs = {id(i) for i in self.inputs.values()}
+        outputs = self.outputs
         order: list[Module] = []
-        seen: set[int] = set()
-        add_seen = seen.add
-        for s in sorted(self.outputs):
-            m = self.outputs[s].module
-            if id(m) not in seen:
-                add_seen(id(m))
+        seen: set[Module] = set()  # modules hash by identity
+        for s in sorted(outputs):
+            m = outputs[s].module
+            if m not in seen:
+                seen.add(m)
                 order.append(m)
-        k = 0
-        while k < len(order):
-            m = order[k]
+        add_seen, append = seen.add, order.append
+        for m in order:  # breadth first: the list is the queue, read while it grows
             for inp in m.in_order:
                 src = inp.src
                 if src is None:
-                    if id(inp) not in space_inputs:
+                    if not any(inp is i for i in self.inputs.values()):
                         raise InvalidConfigError(
                             f"module {m.name} ({m.type_name}) leaves input {inp.name!r} unconnected; connect it "
                             f"or name it as an input of the search space")
                     continue
                 m2 = src.module
-                if id(m2) not in seen:
-                    add_seen(id(m2))
-                    order.append(m2)
-            k += 1
+                if m2 not in seen:
+                    add_seen(m2)
+                    append(m2)
         return order
 
     def ordered_hyperparameters(self) -> list[Hyperparameter]:

@@ -25,9 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover
 SpaceFn = Callable[[int], core.IO]
 ChooseFn = Callable[[int, str, tuple], int]
 _MAX_SAMPLE_TRIES = 10_000
-#: value lists whose SMBO features are remembered (no graph kept): SMBO scores hundreds of samples
-#: per decision, and on a small space (the NB201 cell: 15,625 lists) the same lists recur
-_FEATURE_MEMO = 20_000
 # Terminal graphs kept per space, most recent first out last: the walk just made is what
 # ``features``, ``build`` and ``neighbours`` ask for next. Few, because a graph is thousands of
 # objects in reference cycles: kept long, they reach the collector's oldest generation,
@@ -90,8 +87,8 @@ class DASpace(ArchitectureSpace):
         self._graphs: OrderedDict[tuple, tuple[core.Graph, list[core.Independent]]] = OrderedDict()
         self._records: OrderedDict[tuple, _Record] = OrderedDict()
         self._features: dict[int, list[str]] = {}  # id(graph) -> features, for the graphs kept
-        self._feature_memo: OrderedDict[tuple, tuple[str, ...]] = OrderedDict()  # typed values -> features
         self._product: _Record | None = None  # a product space's first sampled record (see sample)
+        self._unassigned: tuple[core.Graph, core._Snapshot] | None = None  # see _product_features
 
     # -- traversal -------------------------------------------------------------------------
     def graph(self, n_classes: int = 10) -> core.Graph:
@@ -161,6 +158,14 @@ class DASpace(ArchitectureSpace):
 
     def _known(self, values: Any) -> _Record | None:
         """The record of a value list this space walked (True and 1 kept apart), or None."""
+        if type(values) is tuple:  # the very tuple a draw or walk returned (SMBO asks twice for each of 512)
+            try:
+                rec = self._records.get(values)
+            except TypeError:  # something unhashable in it: no record has that
+                return None
+            if rec is not None and rec.values is values:
+                self._records.move_to_end(values)
+                return rec
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             return None
         key = self._key(values)
@@ -205,24 +210,11 @@ class DASpace(ArchitectureSpace):
         assignments in the same order, so the same graph. A list that does not fit that shape is walked, and
         the walk says what is wrong with it.
         """
-        tmpl = self._product
-        if tmpl is not None and len(vals) == len(tmpl.names):
+        if self._product is not None and len(vals) == len(self._product.names):
             g = self.graph(n_classes)
-            hs = []
-            names = g.names
-            with core.paused_gc():
-                for pos, name in enumerate(tmpl.names):
-                    h = names.get(name)
-                    if not isinstance(h, core.Independent) or h.assigned or h.values != tmpl.domains[pos]:
-                        break
-                    k = h.index_of(vals[pos])
-                    if k < 0:
-                        break
-                    g.assign(h, h.values[k])
-                    hs.append(h)
-                else:
-                    g.round_starts = [0]
-                    return g, hs
+            hs = self._assign_product(g, vals)
+            if hs is not None:
+                return g, hs
 
         def ch(pos: int, h: core.Independent) -> Any:
             if pos >= len(vals):
@@ -243,6 +235,28 @@ class DASpace(ArchitectureSpace):
                 f"{self.name}: value list too long: the architecture is fully specified after {len(hs)} value(s), "
                 f"{len(vals)} given (extra from position {len(hs)}: {vals[len(hs)]!r})")
         return g, hs
+
+    def _assign_product(self, g: core.Graph, vals: Sequence[Any]) -> list[core.Independent] | None:
+        """Assign a product space's value list on an unassigned graph of the space, by name in the first walk's
+        order (see :meth:`_specify`); None, the graph part assigned, where the list does not fit that shape."""
+        tmpl = self._product
+        assert tmpl is not None
+        if len(vals) != len(tmpl.names):
+            return None
+        hs = []
+        names = g.names
+        with core.paused_gc():
+            for pos, name in enumerate(tmpl.names):
+                h = names.get(name)
+                if not isinstance(h, core.Independent) or h.assigned or h.values != tmpl.domains[pos]:
+                    return None
+                k = h.index_of(vals[pos])
+                if k < 0:
+                    return None
+                g.assign(h, h.values[k])
+                hs.append(h)
+        g.round_starts = [0]
+        return hs
 
     def hyperparameters(self, values: Any) -> list[tuple[str, tuple]]:
         """``(name, domain)`` of each position of a value list."""
@@ -420,15 +434,13 @@ class DASpace(ArchitectureSpace):
 
     # -- features, networks ------------------------------------------------------------------------
     def features(self, values: Any) -> list[str]:
-        """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters."""
-        try:  # typed, so that True and 1 stay apart (validate tells them apart too)
-            memo_key: tuple | None = tuple((type(v), v) for v in values)
-            hash(memo_key)
-        except TypeError:
-            memo_key = None
-        if memo_key is not None and memo_key in self._feature_memo:
-            self._feature_memo.move_to_end(memo_key)
-            return list(self._feature_memo[memo_key])
+        """SMBO features (the authors' ``extract_features``): modules, connections, module hyperparameters.
+
+        Nothing is remembered per value list beyond the few graphs kept (see ``_GRAPHS``): a caller that asks
+        for the same lists again keeps what it derives from them (``da_smbo`` keeps each list's feature
+        buckets). A second copy here cost more than it saved: every feature string of every list asked for
+        stayed alive, so a process that scores many new lists kept growing its memory instead of reusing it.
+        """
         rec = self._known(values)
         kept = self._graphs.get(rec.values) if rec is not None else None
         if kept is not None:  # the walk just made (Nasbench, Nasnet sample by walking): its id is its own
@@ -436,20 +448,44 @@ class DASpace(ArchitectureSpace):
             feats = self._features.get(id(g))
             if feats is None:
                 feats = self._features[id(g)] = graph_features(g)
-        else:  # a graph of its own, not kept: SMBO asks for hundreds of lists no walk made (product spaces)
-            if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-                raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
-                                         f"{type(values).__name__}")
-            with core.paused_gc():
-                g, hs = self._specify(list(values))
+            return list(feats)
+        # no graph kept: SMBO asks for hundreds of lists no walk made (product spaces)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise InvalidConfigError(f"{self.name}: an architecture is a list of hyperparameter values, got "
+                                     f"{type(values).__name__}")
+        vals = list(values)
+        with core.paused_gc():
+            if self._product is not None:
+                feats = self._product_features(vals, remember=rec is None)
+                if feats is not None:
+                    return feats
+            g, hs = self._specify(vals)
+            if rec is None:
                 self._remember(g, hs, keep_graph=False)
-                feats = graph_features(g)
-                g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
-        if memo_key is not None:
-            self._feature_memo[memo_key] = tuple(feats)
-            if len(self._feature_memo) > _FEATURE_MEMO:
-                self._feature_memo.popitem(last=False)
-        return list(feats)
+            feats = graph_features(g)
+            g.dispose()  # freed now, not by the cyclic collector (see core.Graph.dispose)
+        return feats
+
+    def _product_features(self, vals: list, remember: bool) -> list[str] | None:
+        """Features of a product space's value list from the one unassigned graph this space keeps for them:
+        assigned, read, then restored (:meth:`core.Graph.restore`), so that the network's skeleton, the same for
+        every list, is built once instead of once per list. None where the list does not fit the product's
+        shape (the caller then walks it, which says what is wrong)."""
+        kept, self._unassigned = self._unassigned, None  # taken while in use: another thread makes its own
+        if kept is None:
+            g = self.graph()
+            kept = (g, g.snapshot())
+        g, snap = kept
+        try:
+            hs = self._assign_product(g, vals)
+            if hs is None:
+                return None
+            if remember:
+                self._remember(g, hs, keep_graph=False)
+            return graph_features(g)
+        finally:
+            g.restore(snap)
+            self._unassigned = kept
 
     def build(self, values: Any, in_shape: Sequence[int] = (3, 32, 32), n_out: int = 10,
               n_classes: int | None = None) -> nn.Module:
@@ -479,14 +515,11 @@ def graph_features(g: core.Graph) -> list[str]:
     """The feature strings of a terminal graph (see :meth:`DASpace.features`)."""
     mods = g.ordered_modules()
     feats = [f"m:{m.name}" for m in mods]
-    for m in mods:
-        outs = m.outputs
-        for oname in (sorted(outs) if len(outs) > 1 else outs):
-            for inp in outs[oname].dsts:
-                feats.append(f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}")
-    for m in mods:
-        for local, h in m.hyperps.items():
-            feats.append(f"h:{m.name}/{local}:{h.name}={h.value!r}")
+    # comprehensions rather than loops: SMBO makes these strings for every candidate it has not seen
+    feats += [f"c:{m.name}.{oname}|->{inp.module.name}.{inp.name}" for m in mods
+              for oname, out in (m.outputs.items() if len(m.outputs) < 2 else sorted(m.outputs.items()))
+              for inp in out.dsts]
+    feats += [f"h:{m.name}/{local}:{h.name}={h.value!r}" for m in mods if m.hyperps for local, h in m.hyperps.items()]
     return feats
 
 

@@ -573,6 +573,11 @@ def nb201(channels: int = 16, cells_per_stage: int = 5) -> Callable[[int], IO]:
             return B("zeros", {}, type_name="Zero").io()
         return identity()
 
+    # per node 1, 2, 3: the edges into it (source node, name), in the official string's order; listed once, as
+    # every cell of every network expands with them (SMBO expands 15 cells for each candidate it scores)
+    into = [[(i, name) for (j, i), name in zip(_nb201.EDGES, _nb201.EDGE_NAMES) if j == node]
+            for node in range(1, _nb201.N_NODES)]
+
     def space(n_classes: int = 10) -> IO:
         edges = {name: D(_nb201.OPS, name=f"cell/{name}") for name in _nb201.EDGE_NAMES}
 
@@ -580,13 +585,12 @@ def nb201(channels: int = 16, cells_per_stage: int = 5) -> Callable[[int], IO]:
             def sub(dh: dict[str, Any]) -> IO:
                 x_in, x_out = identity()
                 nodes = [x_out["out"]]
-                for j in range(1, _nb201.N_NODES):
+                for edges_in in into:
                     terms = []
-                    for (jj, i), name in zip(_nb201.EDGES, _nb201.EDGE_NAMES):
-                        if jj == j:
-                            e_in, e_out = edge_op(dh[name], c)
-                            nodes[i].connect(e_in["in"])
-                            terms.append(e_out["out"])
+                    for i, name in edges_in:
+                        e_in, e_out = edge_op(dh[name], c)
+                        nodes[i].connect(e_in["in"])
+                        terms.append(e_out["out"])
                     a_in, a_out = add(len(terms))
                     for q, t in enumerate(terms):
                         t.connect(a_in[f"in{q}"])
