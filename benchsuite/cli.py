@@ -25,6 +25,7 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
+from .cli_types import integer, number
 from .errors import BenchsuiteError, PluginError, one_line, shorten, shorten_words
 from .locks import OutputLock, _lock_next_to  # noqa: F401  (re-exported: the lock next to --out)
 from .results import PROVENANCE_SUFFIX, RESULT_FORMAT, RESULT_SUFFIX
@@ -50,46 +51,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{where + ': ' if where else ''}{message} (see `{self.prog} --help`)")
 
 
-def _int_in(low: int, high: int, what: str):
-    """An argparse type: an integer in [low, high]."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if not low <= value <= high:
-            # the range as the user would write it: a budget's lower end is "positive", not a 64-bit minimum
-            span = f"a positive integer of at most {high}" if low == 1 else f"in {low}..{high}"
-            raise argparse.ArgumentTypeError(f"{what} must be {span}, got {value}")
-        return value
-    return parse
-
-
-def _finite_float():
-    """An argparse type: a finite float (nan and inf would make a run stop at once or never)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-        return value
-    return parse
-
-
-def _positive_float():
-    """An argparse type: a finite number > 0 (a time limit of 0 s, or of a negative time, limits nothing)."""
-    finite = _finite_float()
-
-    def parse(text: str) -> float:
-        value = finite(text)
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text.strip()!r}")
-        return value
-    return parse
-
-
 OUT_HELP = (f"result file to write: {RESULT_FORMAT}, named *{RESULT_SUFFIX} (another extension is refused); its "
             f"provenance goes beside it in *{PROVENANCE_SUFFIX}")
 QUIET_HELP = ("no progress display (neither the bar on a terminal nor the lines in a log file) and no summary line; "
@@ -98,9 +59,9 @@ PRESET_HELP = ("a live benchmark's named settings, the same as --benchmark-set p
                "try on one CPU thread; `benchsuite describe BENCHMARK` lists its presets)")
 
 # seeds are hashed into numpy SeedSequences; 2**63 - 1 keeps them within a signed 64-bit column
-_SEED = _int_in(0, 2**63 - 1, "a seed")
+_SEED = integer(0, 2**63 - 1, "a seed")
 # one worker slot is a few list entries; beyond a million a typo, not an experiment
-_WORKERS = _int_in(1, 100_000, "the number of workers")  # = protocol.MAX_WORKERS (protocol.py is imported lazily)
+_WORKERS = integer(1, 100_000, "the number of workers")  # = protocol.MAX_WORKERS (protocol.py is imported lazily)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -124,9 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--benchmark", "-b", required=True, help="benchmark name (see `benchsuite list`)")
     r.add_argument("--optimizer", "-o", required=True, help="optimizer name (see `benchsuite list`)")
     r.add_argument("--seed", type=_SEED, default=0, help="run seed (default 0)")
-    r.add_argument("--budget-evals", type=_int_in(1, 2**63 - 1, "the budget in evaluations"), metavar="N",
+    r.add_argument("--budget-evals", type=integer(1, 2**63 - 1, "the budget in evaluations"), metavar="N",
                    help="stop starting trials after N evaluations")
-    r.add_argument("--budget-seconds", type=_finite_float(), metavar="T",
+    r.add_argument("--budget-seconds", type=number(), metavar="T",
                    help="stop starting trials at simulated time T")
     r.add_argument("--workers", type=_WORKERS, default=1, help="asynchronous parallel workers (default 1)")
     r.add_argument("--out", required=True, help=OUT_HELP)
@@ -152,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--scheduler", metavar="ADDRESS",
                    help="with --backend dask: the address of a running dask scheduler (tcp://host:8786) instead of a "
                         "LocalCluster; one you trust: the benchmark and trials travel to its workers as pickles")
-    r.add_argument("--trial-timeout", type=_positive_float(), metavar="S",
+    r.add_argument("--trial-timeout", type=number(lambda value: value > 0, "a finite, positive number of seconds",
+                                                  noun="a number of seconds"), metavar="S",
                    help="with --backend local or dask: a trial still running after S seconds is stopped and recorded "
                         "as a failed trial, and its worker replaced (default: no limit; a hung evaluation would "
                         "otherwise hold the run)")
@@ -177,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     j.add_argument("protocol", help="a protocol name (protocols/<name>.yaml of the suite) or a protocol file")
     j.add_argument("benchmark_label", help="the benchmark's label in the protocol")
     j.add_argument("optimizer_label", help="the optimizer's label in the protocol")
-    j.add_argument("repetition", type=_int_in(0, 10**9, "a repetition"), help="the repetition (0-based)")
+    j.add_argument("repetition", type=integer(0, 10**9, "a repetition"), help="the repetition (0-based)")
     j.add_argument("--out", help=OUT_HELP + "; required unless --print-command")
     j.add_argument("--print-command", action="store_true", help="print the equivalent `benchsuite run` and exit")
     j.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
@@ -197,7 +159,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("protocol", help="a protocol name (protocols/<name>.yaml of the suite) or a protocol file")
     t.add_argument("benchmark_label", nargs="?", help="the benchmark's label in the protocol")
     t.add_argument("optimizer_label", nargs="?", help="the optimizer's label in the protocol")
-    t.add_argument("repetition", nargs="?", type=_int_in(0, 10**9, "a repetition"),
+    t.add_argument("repetition", nargs="?", type=integer(0, 10**9, "a repetition"),
                    help="the repetition (0-based)")
     t.add_argument("--run", metavar="FILE", help="the run's result file (default: --out's repNNN.csv)")
     t.add_argument("--out", metavar="FILE", help="the record to write (repNNN.retrained.json)")
@@ -217,7 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--benchmark", "-b", required=True, help="benchmark name")
     e.add_argument("--config", required=True, help='configuration as JSON, e.g. \'{"x1": 1.0, "x2": 2.0}\', or a string the space '
                         'accepts as it is (a NAS-Bench-201 architecture string \'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|\')')
-    e.add_argument("--fidelity", type=_finite_float(), help="fidelity value (default: full)")
+    e.add_argument("--fidelity", type=number(), help="fidelity value (default: full)")
     e.add_argument("--seed", type=_SEED, default=0, help="evaluation seed (default 0)")
     e.add_argument("--benchmark-set", action="append", metavar="KEY=VALUE", dest="benchmark_settings",
                    help="benchmark setting (repeatable)")

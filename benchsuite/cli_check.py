@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cli_types import integer
 from .errors import BenchsuiteError, UnknownNameError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -42,8 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--benchmark", default=None,
                    help="table for the race (default: nb201_cifar10 for discrete spaces, da_nb201_cifar10 for "
                         "architecture spaces, svm_mnist for continuous ones and multi-fidelity plugins)")
-    c.add_argument("--budget", type=_positive_int, default=30, help="evaluations per race run (default 30)")
-    c.add_argument("--seeds", type=_positive_int, default=3, help="race runs per optimizer (default 3)")
+    c.add_argument("--budget", type=integer(1), default=30, help="evaluations per race run (default 30)")
+    c.add_argument("--seeds", type=integer(1), default=3, help="race runs per optimizer (default 3)")
     c.add_argument("--default-settings", action="store_true",
                    help="race with the plugin's default settings instead of its small test_settings")
     c.add_argument("--require-better", action="store_true",
@@ -51,16 +52,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     c.add_argument("--no-race", action="store_true", help="only the conformance kit")
     c.set_defaults(command="check")
     return c
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
 
 
 def load_plugin(spec: str) -> type:

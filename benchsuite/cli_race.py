@@ -25,38 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cli_check import _positive_int as _positive
+from .cli_types import integer, number
 from .errors import BenchsuiteError, DataError, InvalidSettingError, one_line
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
-
-
-def _probability(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
-    return v
-
-
-def _fraction(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction of the budget in (0, 1], got {text!r}")
-    return v
+#: the argparse types of race's and stats' options
+_positive, _count = integer(1), integer(0)
+_probability = number(lambda value: 0 < value < 1, "a number between 0 and 1")
+_fraction = number(lambda value: 0 < value <= 1, "a fraction of the budget in (0, 1]")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

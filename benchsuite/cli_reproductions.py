@@ -18,7 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from .cli_types import integer, number
 from .errors import BenchsuiteError, DataError
+
+# a rerun takes some time
+_seconds = number(lambda value: value > 0, "a positive, finite number of seconds", noun="a number of seconds")
 
 COMMAND = "reproductions"
 
@@ -57,41 +61,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--rewrite", action="store_true",
                    help="collect: write each named protocol's committed frame again in the current committed form "
                         "(digit-string configurations) with no run added; every column must read back identical")
-    r.add_argument("--verify", type=_count(1), metavar="N",
+    r.add_argument("--verify", type=integer(1), metavar="N",
                    help="rerun N randomly chosen committed repetitions and check every non-timing column")
     r.add_argument("--protocol", action="append", dest="verify_protocols", metavar="NAME",
                    help="--verify: draw only from this protocol (repeatable)")
     r.add_argument("--optimizer", action="append", dest="verify_optimizers", metavar="LABEL",
                    help="--verify: draw only runs of this optimizer label (repeatable; CI picks the cheap ones)")
-    r.add_argument("--seed", type=_count(0), default=0, help="--verify: seed of the random choice (default 0)")
+    r.add_argument("--seed", type=integer(0), default=0, help="--verify: seed of the random choice (default 0)")
     r.add_argument("--timeout", type=_seconds, default=600.0, metavar="S",
                    help="--verify: give up on one rerun after S seconds (default 600)")
 
 
-def _count(low: int):
-    """An argparse type: an integer >= ``low``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {value}")
-        return value
-    return parse
-
-
-def _seconds(text: str) -> float:
-    """An argparse type: a finite, positive number of seconds (a rerun cannot take less than 0 s)."""
-    import math
-
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive, finite number of seconds, got {text.strip()!r}")
-    return value
 
 
 def _reproductions_folder(args: argparse.Namespace) -> Path:
