@@ -759,3 +759,21 @@ def test_rewrite_from_the_command_line(committed: Path, capsys) -> None:
     assert "mini: 9 committed run(s) rewritten" in capsys.readouterr().out
     assert main([*base, "--rewrite", "--results", str(committed)]) == 2  # rewriting adds nothing: one line says so
     assert "no --results" in capsys.readouterr().err
+
+
+def test_the_committed_scorecard_and_the_readme_headline_are_what_the_committed_runs_give(tmp_path: Path) -> None:
+    """scorecard.csv, SCORECARD.md and the README's headline are regenerated from the committed runs and compared
+    with what is committed: a verdict, a count or a note changed without `benchsuite reproductions --readme
+    README.md` fails here (the scorecard is written into a copy, never into the checkout)."""
+    from benchsuite.paths import checkout_root
+
+    root = checkout_root()
+    copy_ = tmp_path / "reproductions"
+    shutil.copytree(root / "reproductions", copy_)
+    card, _ = S.write(load_protocols(), copy_)
+    for name in ("scorecard.csv", "SCORECARD.md"):
+        assert (copy_ / name).read_text(encoding="utf-8") == (root / "reproductions" / name).read_text(
+            encoding="utf-8"), f"reproductions/{name} is stale: run `benchsuite reproductions --readme README.md`"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f"{S.README_BEGIN}\n{S.counts_markdown(card)}\n{S.README_END}" in readme, \
+        "README.md's headline is stale: run `benchsuite reproductions --readme README.md`"
