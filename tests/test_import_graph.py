@@ -163,7 +163,7 @@ def test_shared_model_code_never_imports_a_plugin() -> None:
 # (DESIGN.md draws the same picture; a new module gets a layer here when it is added.)
 LAYERS: list[tuple[str, ...]] = [
     ("benchsuite.errors", "benchsuite.paths", "benchsuite.seeding", "benchsuite.version", "benchsuite.locks",
-     "benchsuite.extras", "benchsuite.activity"),
+     "benchsuite.extras", "benchsuite.activity", "benchsuite.cli_types"),
     ("benchsuite.settings", "benchsuite.space", "benchsuite.results", "benchsuite.published"),
     ("benchsuite.benchmark", "benchsuite.optimizer", "benchsuite.convert", "benchsuite.data",
      "benchsuite.provenance"),
